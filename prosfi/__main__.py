@@ -1,0 +1,5 @@
+import sys
+
+from prosfi.cli import main
+
+sys.exit(main())

@@ -1,0 +1,57 @@
+"""The `prosfi` command. Subcommands live in their own modules and are imported only when
+used, so `prosfi check` never pays for importing torch.
+
+Each subcommand module defines `add_arguments(parser)` and `run(args) -> int`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("prosfi.verify.cli", "verify step entailments from a JSONL file"),
+    "score": ("prosfi.rewards.cli", "score completions against problems with a reward"),
+    "data": ("prosfi.data.cli", "generate or load problems, gold traces and TRL prompt rows"),
+    "train": ("prosfi.train.cli_train", "GRPO training from a YAML recipe plus overrides"),
+    "sft": ("prosfi.train.cli_sft", "SFT warm-up on gold traces"),
+    "model": ("prosfi.train.cli_model", "build a tiny local model and tokenizer for demos and tests"),
+    "lean": ("prosfi.verify.lean.cli", "Lean 4 backend utilities (render a step, probe the REPL)"),
+}
+
+
+def _top_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="prosfi",
+        description="RL training of LLM reasoners on formally verified process rewards.",
+        epilog="Commands: " + "; ".join(f"{k}: {v[1]}" for k, v in COMMANDS.items()),
+    )
+    parser.add_argument("command", choices=sorted(COMMANDS), help="subcommand")
+    parser.add_argument("--version", action="version", version=_version())
+    return parser
+
+
+def _version() -> str:
+    from prosfi import __version__
+
+    return f"prosfi {__version__}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] == "--version" or argv[0] not in COMMANDS:
+        _top_parser().parse_args(argv or ["--help"])
+        return 2
+    name, rest = argv[0], argv[1:]
+    module_name, help_text = COMMANDS[name]
+    module = importlib.import_module(module_name)
+    parser = argparse.ArgumentParser(prog=f"prosfi {name}", description=help_text)
+    module.add_arguments(parser)
+    args = parser.parse_args(rest)
+    return int(module.run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
