@@ -86,7 +86,7 @@ class Problem:
             options=dict(d.get("options") or {}),
             answer=d.get("answer"),
             atoms=list(d.get("atoms") or []),
-            assignment={str(k): bool(v) for k, v in (d.get("assignment") or {}).items()},
+            assignment=_assignment(d.get("assignment")),
             difficulty=d.get("difficulty"),
             extra=extra,
         )
@@ -109,16 +109,99 @@ class Problem:
         return d
 
 
-def read_problems(path: str | Path) -> Iterator[Problem]:
-    """Yield problems from a JSONL file; a bad line raises ValueError naming the file and line."""
+    def validate(self) -> None:
+        """Check the record is usable: every formula parses, ids are unique, the answer fits the kind.
+
+        Raises ValueError whose message starts with the offending field, e.g.
+        ``field 'premises[2].formal': ...``. Needs `prosfi.logic` (imported here, not at module load).
+        """
+        from prosfi.logic import FormulaError, check_signature, parse
+
+        if not self.id:
+            raise ValueError("field 'id': must be a non-empty string")
+        if not self.premises:
+            raise ValueError("field 'premises': must not be empty")
+        formulas = []
+
+        def _parse(field_name: str, text: Any):
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError(f"field {field_name!r}: must be a non-empty formula string")
+            try:
+                f = parse(text)
+            except FormulaError as exc:
+                raise ValueError(f"field {field_name!r}: does not parse: {exc}") from None
+            formulas.append(f)
+            return f
+
+        seen: set[str] = set()
+        for i, p in enumerate(self.premises):
+            if not p.id:
+                raise ValueError(f"field 'premises[{i}].id': must be a non-empty string")
+            if p.id in seen:
+                raise ValueError(f"field 'premises[{i}].id': duplicate premise id {p.id!r}")
+            seen.add(p.id)
+            _parse(f"premises[{i}].formal", p.formal)
+        if self.kind == "true_false_uncertain":
+            _parse("goal", self.goal)
+            if not self.options:
+                raise ValueError("field 'options': must map option letters to True/False/Uncertain")
+            bad = sorted(v for v in self.options.values() if v not in ANSWER_LABELS)
+            if bad:
+                raise ValueError(f"field 'options': {bad[0]!r} is not one of {', '.join(ANSWER_LABELS)}")
+            if self.answer not in self.options:
+                raise ValueError(f"field 'answer': {self.answer!r} is not one of the option letters "
+                                 f"{', '.join(sorted(self.options))}")
+        else:
+            if not self.atoms:
+                raise ValueError("field 'atoms': must list the atoms to assign")
+            if len(set(self.atoms)) != len(self.atoms):
+                raise ValueError("field 'atoms': contains duplicates")
+            for i, a in enumerate(self.atoms):
+                _parse(f"atoms[{i}]", a)
+            missing = [a for a in self.atoms if a not in self.assignment]
+            if missing:
+                raise ValueError(f"field 'assignment': no value for atom {missing[0]!r}")
+            unknown = sorted(set(self.assignment) - set(self.atoms))
+            if unknown:
+                raise ValueError(f"field 'assignment': {unknown[0]!r} is not one of the atoms")
+        try:
+            check_signature(formulas)
+        except (FormulaError, ValueError) as exc:
+            raise ValueError(f"field 'premises': inconsistent signature: {exc}") from None
+
+
+ANSWER_LABELS = ("True", "False", "Uncertain")
+
+
+def _assignment(raw: Any) -> dict[str, bool]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ValueError("field 'assignment' must be an object atom -> true/false")
+    for k, v in raw.items():
+        if not isinstance(v, bool):
+            raise ValueError(f"field 'assignment[{k!r}]': {v!r} is not true/false")
+    return {str(k): v for k, v in raw.items()}
+
+
+def read_problems(path: str | Path, validate: bool = False) -> Iterator[Problem]:
+    """Yield problems from a JSONL file; a bad line raises ValueError naming the file and line.
+
+    With `validate=True` each problem is also checked with `Problem.validate` (formulas parse, …).
+    """
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
-                yield Problem.from_dict(json.loads(line))
-            except (ValueError, json.JSONDecodeError) as exc:
+                problem = Problem.from_dict(json.loads(line))
+                if validate:
+                    problem.validate()
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{lineno}: not valid JSON: {exc}") from None
+            except ValueError as exc:
                 raise ValueError(f"{path}:{lineno}: {exc}") from None
+            yield problem
 
 
 def write_problems(problems: Iterable[Problem], path: str | Path) -> int:

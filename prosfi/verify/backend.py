@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Sequence
+from typing import TYPE_CHECKING, Callable, ClassVar, Sequence
 
 from prosfi.logic.ast import Formula
 from prosfi.verify.verdict import Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from prosfi.logic.signature import Signature
+    from prosfi.verify.config import VerifierConfig
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,20 @@ class Backend(ABC):
     def check(self, check: Check, signature: "Signature", timeout_ms: int) -> Verdict:
         """Decide one entailment soundly: valid on a proof, invalid on a countermodel, else unknown."""
 
+    @classmethod
+    def from_config(cls, config: "VerifierConfig") -> "Backend":
+        """Build the backend from the verifier's configuration (override to read its fields)."""
+        return cls()
+
+    def session(self, signature: "Signature", timeout_ms: int) -> Callable[[Check], Verdict]:
+        """A checker for a run of checks that share `signature`, called one check at a time (the
+        pool needs each verdict as soon as it exists). Override to keep solver state between them."""
+        return lambda check: self.check(check, signature, timeout_ms)
+
     def check_group(self, checks: Sequence[Check], signature: "Signature", timeout_ms: int) -> list[Verdict]:
-        """Checks that share a signature (one problem). Override to solve incrementally."""
-        return [self.check(c, signature, timeout_ms) for c in checks]
+        """Checks that share a signature (one problem). Override `session` to solve incrementally."""
+        run = self.session(signature, timeout_ms)
+        return [run(c) for c in checks]
 
     def close(self) -> None:
         """Release processes or solvers. Called once when the owner shuts down."""

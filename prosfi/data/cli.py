@@ -1,0 +1,224 @@
+"""`prosfi data`: generate or load problems, write gold traces and TRL prompt rows.
+
+    prosfi data kk --people 3 --count 100 --seed 0 -o kk3.jsonl
+    prosfi data kk --hub --people 3 -o kk3_test.jsonl          (K-and-K/knights-and-knaves)
+    prosfi data fol --difficulty hard --count 300 --seed 0 -o hard.jsonl
+    prosfi data proverqa --split hard -o pqa_hard.jsonl           (opendatalab/ProverQA)
+    prosfi data gold problems.jsonl -o gold.jsonl [--sft]
+    prosfi data prompts problems.jsonl -o rows.jsonl [--few-shot 1]
+    prosfi data validate problems.jsonl
+Generators are deterministic: the same arguments and seed write the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from typing import Iterable, Iterator
+
+from prosfi.data.problem import Problem, read_problems, write_problems
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="data_command", required=True,
+                                metavar="{kk,fol,proverqa,gold,prompts,validate}")
+
+    p = sub.add_parser("kk", help="Knights & Knaves puzzles: generate (seeded) or load from the hub (--hub)")
+    p.add_argument("--people", type=int, default=3, help="inhabitants per puzzle (2-8)")
+    p.add_argument("--count", type=int, default=100, help="puzzles to generate")
+    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--depth", type=int, default=2, help="maximum nesting depth of a claim (1-3)")
+    p.add_argument("--width", type=int, default=2, help="maximum operands of and/or (2-4)")
+    p.add_argument("--hub", action="store_true", help="load K-and-K/knights-and-knaves instead of generating")
+    p.add_argument("--split", default="test", choices=("test", "train"), help="hub split (with --hub)")
+    p.add_argument("--file", help="a local copy of a hub JSONL file (with --hub)")
+    p.add_argument("--limit", type=int, help="at most this many hub records")
+    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
+
+    p = sub.add_parser("fol", help="ProverQA-style problems from the offline generator")
+    p.add_argument("--difficulty", default="hard", choices=("easy", "medium", "hard", "extra"),
+                   help="reasoning depth: easy 1-2, medium 3-5, hard 6-9, extra 10-14")
+    p.add_argument("--count", type=int, default=100, help="problems (labels True/False/Uncertain in turn)")
+    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--no-verify", action="store_true", help="skip confirming every label with the verifier")
+    p.add_argument("--backends", default="z3", help="verifier backends for the label check")
+    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
+
+    p = sub.add_parser("proverqa", help="ProverQA from the hub (opendatalab/ProverQA) or a local copy")
+    p.add_argument("--split", default="hard", choices=("easy", "medium", "hard", "train"), help="dev split")
+    p.add_argument("--file", help="a local copy of the split's JSON file instead of the hub")
+    p.add_argument("--limit", type=int, help="at most this many records")
+    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
+
+    p = sub.add_parser("gold", help="gold completions ({problem_id, completion}) or SFT rows (--sft)")
+    p.add_argument("problems", help="problems JSONL")
+    p.add_argument("--sft", action="store_true", help="write SFT rows (prompt + completion messages)")
+    p.add_argument("--few-shot", type=int, default=0, help="worked examples in SFT prompts")
+    p.add_argument("--no-verify", action="store_true", help="do not re-check every step with the verifier")
+    p.add_argument("--backends", default="z3", help="verifier backends for the step check")
+    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
+
+    p = sub.add_parser("prompts", help="TRL rows: prompt messages plus the problem column for rewards")
+    p.add_argument("problems", help="problems JSONL")
+    p.add_argument("--few-shot", type=int, default=0, help="worked examples before each problem")
+    p.add_argument("--system-prompt-file", help="replace the built-in system prompt with this file's text")
+    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
+
+    p = sub.add_parser("validate", help="check a problems file: formulas parse, ids unique, answers fit")
+    p.add_argument("problems", help="problems JSONL")
+
+
+@contextlib.contextmanager
+def _out(path: str) -> Iterator:
+    if path == "-":
+        yield sys.stdout
+    else:
+        with open(path, "w", encoding="utf-8") as fh:
+            yield fh
+
+
+def _write(problems: Iterable[Problem], path: str) -> int:
+    if path != "-":
+        return write_problems(problems, path)
+    n = 0
+    for p in problems:
+        sys.stdout.write(json.dumps(p.to_dict(), ensure_ascii=False) + "\n")
+        n += 1
+    return n
+
+
+def _write_rows(rows: Iterable[dict], path: str) -> int:
+    n = 0
+    with _out(path) as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def _verifier(backends: str):
+    from prosfi.verify.config import VerifierConfig
+    from prosfi.verify.verifier import Verifier
+
+    return Verifier(VerifierConfig(backends=backends))
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return _COMMANDS[args.data_command](args)
+    except ValueError as exc:
+        _say(f"prosfi data {args.data_command}: {exc}")
+        return 2
+
+
+def _kk(args) -> int:
+    from prosfi.data import kk
+
+    if args.hub or args.file:
+        from prosfi.data.hub import HubUnavailable, read_records
+
+        try:
+            if args.file:
+                records = read_records(args.file)[: args.limit]
+                problems = [kk.problem_from_kk_record(r, pid=f"kk-{len(r['names'])}-{i:04d}")
+                            for i, r in enumerate(records)]
+            else:
+                problems = kk.load_kk_hub(args.people, args.split, args.limit)
+        except HubUnavailable as exc:
+            _say(str(exc))
+            return 1
+    else:
+        problems = kk.generate(kk.KKConfig(people=args.people, depth=args.depth, width=args.width),
+                               args.count, args.seed)
+    n = _write(problems, args.output)
+    _say(f"wrote {n} Knights & Knaves problems to {args.output}")
+    return 0
+
+
+def _fol(args) -> int:
+    from prosfi.data.labels import label_mismatches
+    from prosfi.data.pqa_gen import FOLGenConfig, generate
+
+    problems = generate(FOLGenConfig(difficulty=args.difficulty), args.count, args.seed)
+    if not args.no_verify:
+        with _verifier(args.backends) as v:
+            bad = label_mismatches(problems, v)
+        if bad:
+            for pid, gold, got in bad[:10]:
+                _say(f"{pid}: generated label {gold}, verifier says {got or 'nothing decisive'}")
+            _say(f"{len(bad)} of {len(problems)} labels not confirmed; nothing written")
+            return 1
+        _say(f"all {len(problems)} labels confirmed by the verifier ({args.backends})")
+    n = _write(problems, args.output)
+    _say(f"wrote {n} ProverQA-style problems ({args.difficulty}) to {args.output}")
+    return 0
+
+
+def _proverqa(args) -> int:
+    from prosfi.data.hub import HubUnavailable
+    from prosfi.data.proverqa import load_proverqa
+
+    skipped: list = []
+    try:
+        problems = load_proverqa(args.split, path=args.file, limit=args.limit, skipped=skipped)
+    except HubUnavailable as exc:
+        _say(str(exc))
+        return 1
+    n = _write(problems, args.output)
+    _say(f"wrote {n} ProverQA problems ({args.split}) to {args.output}")
+    for index, reason in skipped[:10]:
+        _say(f"skipped record {index}: {reason}")
+    if skipped:
+        _say(f"skipped {len(skipped)} record(s) that could not be formalised")
+    return 0
+
+
+def _gold(args) -> int:
+    from prosfi.data.gold import gold_completion, to_sft_row
+
+    problems = list(read_problems(args.problems))
+    rows, missing = [], []
+    ctx = contextlib.nullcontext(None) if args.no_verify else _verifier(args.backends)
+    with ctx as verifier:
+        for p in problems:
+            text = gold_completion(p, verifier)
+            if text is None:
+                missing.append(p.id)
+            elif args.sft:
+                rows.append({"problem_id": p.id, **to_sft_row(p, text, few_shot=args.few_shot)})
+            else:
+                rows.append({"problem_id": p.id, "completion": text})
+    n = _write_rows(rows, args.output)
+    _say(f"wrote {n} gold {'SFT rows' if args.sft else 'completions'} to {args.output}")
+    if missing:
+        _say(f"no gold trace for {len(missing)} problem(s) (no known derivation): {', '.join(missing[:10])}")
+    return 0
+
+
+def _prompts(args) -> int:
+    from prosfi.data.prompts import SYSTEM_PROMPT, prompt_rows
+
+    system = SYSTEM_PROMPT
+    if args.system_prompt_file:
+        with open(args.system_prompt_file, encoding="utf-8") as fh:
+            system = fh.read().strip()
+    rows = prompt_rows(read_problems(args.problems), system, args.few_shot)
+    n = _write_rows(rows, args.output)
+    _say(f"wrote {n} prompt rows to {args.output}")
+    return 0
+
+
+def _validate(args) -> int:
+    n = sum(1 for _ in read_problems(args.problems, validate=True))
+    _say(f"{args.problems}: {n} problems, all valid")
+    return 0
+
+
+_COMMANDS = {"kk": _kk, "fol": _fol, "proverqa": _proverqa, "gold": _gold, "prompts": _prompts,
+             "validate": _validate}

@@ -1,0 +1,276 @@
+"""Atomic derivations for True/False/Uncertain problems that carry no stored proof (public ProverQA).
+
+Forward chaining over ground instances: every premise whose quantifiers are a ∀-prefix is
+instantiated with the problem's constants; an instance forces a literal when, together with
+literals already known about its atoms, every assignment of its atoms that satisfies it agrees on
+that literal (a truth table over a handful of atoms). The step cites the premise and at most three
+known literals, the fewest that suffice. Ground instances of a premise follow from it, so each
+step is a first-order entailment the verifier proves. Premises with ∃ or nested quantifiers are
+not instantiated (never cited).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+from typing import Any
+
+from prosfi.data.kk_proof import Worlds
+from prosfi.data.problem import Problem
+from prosfi.logic import ast
+
+MAX_INSTANCES = 20_000
+MAX_ATOMS = 10
+
+
+def _subst(f, var: str, const: str):
+    if isinstance(f, ast.Var):
+        return ast.Const(const) if f.name == var else f
+    if isinstance(f, ast.Const):
+        return f
+    if isinstance(f, ast.Fn):
+        return replace(f, args=tuple(_subst(a, var, const) for a in f.args))
+    if isinstance(f, ast.Pred):
+        return replace(f, args=tuple(_subst(a, var, const) for a in f.args))
+    if isinstance(f, ast.Not):
+        return ast.Not(_subst(f.body, var, const))
+    if isinstance(f, ast.BINARY):
+        return type(f)(_subst(f.left, var, const), _subst(f.right, var, const))
+    if isinstance(f, ast.QUANTIFIERS):
+        return f if f.var == var else replace(f, body=_subst(f.body, var, const))
+    if isinstance(f, ast.Eq):
+        return ast.Eq(_subst(f.left, var, const), _subst(f.right, var, const))
+    return f  # Top, Bottom
+
+
+def _ground(f) -> bool:
+    if isinstance(f, ast.Pred):
+        return all(isinstance(a, ast.Const) for a in f.args)
+    if isinstance(f, ast.Not):
+        return _ground(f.body)
+    if isinstance(f, ast.BINARY):
+        return _ground(f.left) and _ground(f.right)
+    return isinstance(f, (ast.Top, ast.Bottom))
+
+
+def _atoms(f, out: list[str]) -> list[str]:
+    if isinstance(f, ast.Pred):
+        key = _key(f)
+        if key not in out:
+            out.append(key)
+    elif isinstance(f, ast.Not):
+        _atoms(f.body, out)
+    elif isinstance(f, ast.BINARY):
+        _atoms(f.left, out)
+        _atoms(f.right, out)
+    return out
+
+
+def _key(p: ast.Pred) -> str:
+    return " ".join([p.name] + [a.name for a in p.args])
+
+
+def _constants(formulas) -> list[str]:
+    seen: list[str] = []
+    stack = list(reversed(formulas))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Const):
+            if n.name not in seen:
+                seen.append(n.name)
+        elif isinstance(n, (ast.Pred, ast.Fn)):
+            stack.extend(reversed(n.args))
+        elif isinstance(n, ast.Not):
+            stack.append(n.body)
+        elif isinstance(n, (ast.BINARY, ast.Eq)):
+            stack.extend((n.right, n.left))
+        elif isinstance(n, ast.QUANTIFIERS):
+            stack.append(n.body)
+    return seen
+
+
+def _instances(f, constants: list[str]):
+    """Ground instances of a ∀-prefixed quantifier-free formula (nothing for other shapes)."""
+    names = []
+    while isinstance(f, ast.Forall):
+        names.append(f.var)
+        f = f.body
+    if len(constants) ** len(names) > MAX_INSTANCES:
+        return
+    for combo in itertools.product(constants, repeat=len(names)):
+        g = f
+        for var, c in zip(names, combo):
+            g = _subst(g, var, c)
+        if _ground(g):
+            yield g
+
+
+def _literal(atom: str, value: bool) -> str:
+    return atom if value else f"¬ {atom}"
+
+
+class _Chainer:
+    def __init__(self, problem: Problem):
+        from prosfi.logic import parse
+
+        self.premises = [(p.id, parse(p.formal)) for p in problem.premises]
+        self.goal = parse(problem.goal)
+        self.constants = _constants([f for _, f in self.premises] + [self.goal])
+        self.known: dict[str, tuple[bool, str]] = {}  # atom -> (value, premise or step id)
+        self.steps: list[dict[str, Any]] = []
+        self.instances = []  # (premise id, atoms, Worlds, mask)
+        self.ground: dict[int, Any] = {}  # instance index -> its ground formula
+        for pid, f in self.premises:
+            if isinstance(f, ast.Pred) and _ground(f):
+                self.known.setdefault(_key(f), (True, pid))
+                continue
+            if isinstance(f, ast.Not) and isinstance(f.body, ast.Pred) and _ground(f.body):
+                self.known.setdefault(_key(f.body), (False, pid))
+                continue
+            for g in _instances(f, self.constants):
+                atoms = _atoms(g, [])
+                if 0 < len(atoms) <= MAX_ATOMS:
+                    w = Worlds(atoms)
+                    self.instances.append((pid, atoms, w, w.mask(g)))
+                    self.ground[len(self.instances) - 1] = g
+
+    def _force(self, pid, atoms, w: Worlds, mask: int) -> bool:
+        cited = [(a, self.known[a]) for a in atoms if a in self.known]
+        base = mask
+        for a, (v, _) in cited:
+            base &= w.atom_mask[a] if v else w.full ^ w.atom_mask[a]
+        if base == 0:
+            return False  # inconsistent with what we know; leave it
+        for atom in atoms:
+            if atom in self.known:
+                continue
+            for value in (True, False):
+                lit = w.atom_mask[atom] if value else w.full ^ w.atom_mask[atom]
+                if base & ~lit & w.full:
+                    continue
+                for k in range(0, min(3, len(cited)) + 1):
+                    for combo in itertools.combinations(cited, k):
+                        m = mask
+                        for a, (v, _) in combo:
+                            m &= w.atom_mask[a] if v else w.full ^ w.atom_mask[a]
+                        if m & ~lit & w.full == 0:
+                            sid = f"s{len(self.steps) + 1}"
+                            deps = [pid] + [ref for _, (_, ref) in combo]
+                            self.steps.append({"id": sid, "dependencies": deps,
+                                               "conclusion": _literal(atom, value), "rule": "instantiation"})
+                            self.known[atom] = (value, sid)
+                            return True
+        return False
+
+    def run(self, stop_atom: str | None) -> None:
+        progress = True
+        while progress and len(self.steps) < 400:
+            progress = False
+            for inst in self.instances:
+                if self._force(*inst):
+                    progress = True
+                    if stop_atom is not None and stop_atom in self.known:
+                        return
+
+
+def _closure(steps: list[dict], finals: list[str]) -> list[dict]:
+    by_id = {s["id"]: s for s in steps}
+    need, stack = set(), list(finals)
+    while stack:
+        sid = stack.pop()
+        if sid in by_id and sid not in need:
+            need.add(sid)
+            stack.extend(by_id[sid]["dependencies"])
+    kept = [s for s in steps if s["id"] in need]
+    rename = {s["id"]: f"s{i + 1}" for i, s in enumerate(kept)}
+    return [{**s, "id": rename[s["id"]], "dependencies": [rename.get(d, d) for d in s["dependencies"]]}
+            for s in kept]
+
+
+def derive_label(problem: Problem, max_steps: int = 64) -> list[dict[str, Any]] | None:
+    """Steps establishing the problem's label (goal, ¬ goal, or a verified chain for Uncertain),
+    or None when the goal is not a ground literal or forward chaining disagrees with the label."""
+    ch = _Chainer(problem)
+    goal = ch.goal
+    negated = isinstance(goal, ast.Not)
+    atom_f = goal.body if negated else goal
+    if not (isinstance(atom_f, ast.Pred) and _ground(atom_f)):
+        return None
+    atom = _key(atom_f)
+    if atom in ch.known and ch.known[atom][1].startswith("h"):
+        return None  # the goal is a premise: nothing to derive
+    ch.run(stop_atom=atom)
+    label = problem.answer_label
+    if atom in ch.known:
+        value = ch.known[atom][0] != negated  # truth of the goal itself
+        if label != ("True" if value else "False"):
+            return None
+        ref = ch.known[atom][1]
+        steps = _closure(ch.steps, [ref])
+        if negated:  # the goal is `¬ p`: True needs `¬ p` (done), False needs `¬ ¬ p`
+            if not value:
+                steps.append({"id": f"s{len(steps) + 1}", "dependencies": [steps[-1]["id"]],
+                              "conclusion": f"¬ {problem.goal}", "rule": "double_negation"})
+        return steps if len(steps) <= max_steps else None
+    if label != "Uncertain":
+        return None
+    consts = {a.name for a in atom_f.args}
+    about = [s["id"] for s in ch.steps if consts & set(s["conclusion"].replace("¬ ", "").split()[1:])]
+    picked = about or [s["id"] for s in ch.steps]
+    if not picked:
+        step = _residual_step(ch)
+        return [step] if step else None
+    while picked:
+        steps = _closure(ch.steps, picked)
+        if len(steps) <= max_steps:
+            return steps or None
+        picked = picked[:-1]
+    return None
+
+
+def _simplify(f, known: dict[str, tuple[bool, str]]):
+    """`f` with known atoms replaced by their values and the constants folded away."""
+    T, F = ast.Top(), ast.Bottom()
+    if isinstance(f, ast.Pred):
+        k = known.get(_key(f))
+        return f if k is None else (T if k[0] else F)
+    if isinstance(f, ast.Not):
+        b = _simplify(f.body, known)
+        return F if b == T else T if b == F else ast.Not(b)
+    if not isinstance(f, ast.BINARY):
+        return f
+    a, b = _simplify(f.left, known), _simplify(f.right, known)
+    if isinstance(f, ast.And):
+        return F if F in (a, b) else b if a == T else a if b == T else ast.And(a, b)
+    if isinstance(f, ast.Or):
+        return T if T in (a, b) else b if a == F else a if b == F else ast.Or(a, b)
+    if isinstance(f, ast.Implies):
+        return T if a == F or b == T else b if a == T else ast.Not(a) if b == F else ast.Implies(a, b)
+    if isinstance(f, ast.Iff):
+        if a in (T, F):
+            return b if a == T else _simplify(ast.Not(b), {})
+        if b in (T, F):
+            return a if b == T else _simplify(ast.Not(a), {})
+        return ast.Iff(a, b)
+    if a in (T, F):  # Xor
+        return _simplify(ast.Not(b), {}) if a == T else b
+    if b in (T, F):
+        return _simplify(ast.Not(a), {}) if b == T else a
+    return ast.Xor(a, b)
+
+
+def _residual_step(ch: _Chainer) -> dict[str, Any] | None:
+    """One sensible step when no literal follows: an instance with known literals folded in
+    (`tall tom → p tom ∨ q tom` and `tall tom` give `p tom ∨ q tom`)."""
+    from prosfi.logic import pretty
+
+    for i, (pid, atoms, _, _) in enumerate(ch.instances):
+        used = [a for a in atoms if a in ch.known]
+        if not used or len(used) > 3:
+            continue
+        residual = _simplify(ch.ground[i], ch.known)
+        if isinstance(residual, (ast.Top, ast.Bottom)):
+            continue
+        return {"id": "s1", "dependencies": [pid] + [ch.known[a][1] for a in used],
+                "conclusion": pretty(residual), "rule": "instantiation"}
+    return None

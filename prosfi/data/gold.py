@@ -1,0 +1,130 @@
+"""Gold completions: the exact completion format with atomic, verified steps and the right answer.
+
+Used for SFT warm-up and as the reward's fixed point in tests (they score 1.0 under `prosfi`).
+Knights & Knaves steps come from a propositional search (`kk_proof`); ProverQA-style problems we
+generated carry their derivation in `extra["proof"]`; other True/False/Uncertain problems (public
+ProverQA) get one by forward chaining over ground instances (`fol_proof`), or None.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from prosfi.data.problem import Problem
+from prosfi.verify.verdict import Entailment, Status
+
+MAX_STEPS = 64
+MAX_DEPENDENCIES = 4
+
+
+def gold_steps(problem: Problem) -> list[dict[str, Any]] | None:
+    """The step array of a gold completion, or None when no derivation is known for the problem."""
+    if problem.kind == "assignment":
+        from prosfi.data.kk_proof import derive_assignment
+
+        found = derive_assignment(problem.premise_map, problem.atoms, problem.assignment, MAX_DEPENDENCIES)
+        if found is None:
+            return None
+        steps = [{"id": s.id, "dependencies": list(s.dependencies), "conclusion": s.conclusion,
+                  "rule": s.rule} for s in found]
+    else:
+        proof = problem.extra.get("proof")
+        if not proof:
+            from prosfi.data.fol_proof import derive_label
+
+            return derive_label(problem, MAX_STEPS)
+        steps = [{"id": s["id"], "dependencies": list(s["dependencies"]), "conclusion": s["conclusion"],
+                  "rule": s.get("rule", "modus_ponens")} for s in proof]
+    if len(steps) > MAX_STEPS or any(len(s["dependencies"]) > MAX_DEPENDENCIES for s in steps):
+        return None
+    return steps
+
+
+def step_entailments(problem: Problem, steps: Sequence[dict[str, Any]]) -> list[Entailment]:
+    """One entailment per step: its cited formulas (premises or earlier conclusions) ⊢ its conclusion."""
+    known = dict(problem.premise_map)
+    out = []
+    for s in steps:
+        out.append(Entailment({d: known[d] for d in s["dependencies"]}, s["conclusion"], id=s["id"]))
+        known[s["id"]] = s["conclusion"]
+    return out
+
+
+def _names(problem: Problem) -> list[str]:
+    names = problem.extra.get("names")
+    if isinstance(names, list) and len(names) == len(problem.atoms):
+        return [str(n) for n in names]
+    return [a.split()[-1].capitalize() for a in problem.atoms]
+
+
+def answer_text(problem: Problem) -> str:
+    """The gold `<answer>` content: an option letter, or `(1) Zoey is a knave (2) Oliver is a knight`."""
+    if problem.kind == "true_false_uncertain":
+        return str(problem.answer)
+    return " ".join(f"({i + 1}) {name} is a {'knight' if problem.assignment[a] else 'knave'}"
+                    for i, (name, a) in enumerate(zip(_names(problem), problem.atoms)))
+
+
+def _kk_english(problem: Problem, formula: str) -> str:
+    """`¬ Knight zoey → Knight oliver` -> "if Zoey is a knave, then Oliver is a knight"."""
+    by_atom = dict(zip(problem.atoms, _names(problem)))
+
+    def lit(text: str) -> str:
+        text = text.strip()
+        neg = text.startswith("¬ ")
+        atom = text[2:] if neg else text
+        return f"{by_atom.get(atom, atom)} is a {'knave' if neg else 'knight'}"
+
+    if " → " in formula:
+        cond, concl = formula.split(" → ")
+        return f"if {' and '.join(lit(c) for c in cond.split(' ∧ '))}, then {lit(concl)}"
+    return lit(formula)
+
+
+def _think(problem: Problem, steps: Sequence[dict[str, Any]]) -> str:
+    lines = []
+    for s in steps:
+        cites = ", ".join(s["dependencies"])
+        if problem.kind == "assignment":
+            text = _kk_english(problem, s["conclusion"])
+            lines.append(f"From {cites}: {text[0].upper()}{text[1:]}.")
+        else:
+            lines.append(f"From {cites}: {s['conclusion']}.")
+    if problem.kind == "true_false_uncertain":
+        label = problem.answer_label
+        if label == "Uncertain":
+            lines.append(f"Nothing forces {problem.goal} or its negation, so the statement is uncertain.")
+        else:
+            lines.append(f"So the statement is {label.lower()}.")
+    else:
+        lines.append("Every inhabitant's role is settled.")
+    return "\n".join(lines)
+
+
+def render_completion(problem: Problem, steps: Sequence[dict[str, Any]]) -> str:
+    """The completion text in DESIGN.md's format (one step per line in the JSON array)."""
+    body = ",\n".join(json.dumps(s, ensure_ascii=False) for s in steps)
+    return (f"<think>\n{_think(problem, steps)}\n</think>\n<steps>\n[{body}]\n</steps>\n"
+            f"<answer>{answer_text(problem)}</answer>")
+
+
+def gold_completion(problem: Problem, verifier=None) -> str | None:
+    """A gold completion, or None when no derivation is known (or the verifier rejects a step)."""
+    steps = gold_steps(problem)
+    if steps is None:
+        return None
+    if verifier is not None:
+        verdicts = verifier.check_many(step_entailments(problem, steps))
+        if any(v.status is not Status.VALID for v in verdicts):
+            return None
+    return render_completion(problem, steps)
+
+
+def to_sft_row(problem: Problem, completion: str, system_prompt: str | None = None,
+               few_shot: int = 0) -> dict:
+    """A conversational SFT row: the prompt messages plus the assistant's completion."""
+    from prosfi.data.prompts import SYSTEM_PROMPT, prompt_messages
+
+    return {"prompt": prompt_messages(problem, system_prompt or SYSTEM_PROMPT, few_shot),
+            "completion": [{"role": "assistant", "content": completion}]}

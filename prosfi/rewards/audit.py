@@ -1,0 +1,95 @@
+"""The audit log: every scored completion, one JSON line each, appended and flushed per batch.
+
+A batch is written with one `os.write` on a file opened `O_APPEND`, so a run killed mid-way
+leaves whole batches behind (at worst a torn last line, which `read_audit` skips). The object
+owns its file descriptor; close it (or use it as a context manager) when the run ends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from prosfi.rewards.score import ScoreResult
+
+
+def completion_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def audit_path_for_rank(path: str | os.PathLike) -> Path:
+    """`{rank}` in the path becomes this process's RANK (0 when unset): one file per trainer rank."""
+    return Path(str(path).replace("{rank}", os.environ.get("RANK", "0")))
+
+
+class AuditLog:
+    def __init__(self, path: str | os.PathLike, fsync: bool = False) -> None:
+        self.path = audit_path_for_rank(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fsync = fsync
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._lock = threading.Lock()
+
+    def write(self, results: Sequence[ScoreResult], completions: Sequence[str], step: int | None = None) -> int:
+        """Append one record per scored completion; returns the number of records written."""
+        now = round(time.time(), 3)
+        lines = []
+        for r, text in zip(results, completions):
+            rec = {
+                "time": now,
+                "step": step,
+                "mode": r.mode,
+                "problem_id": r.problem_id,
+                "completion_sha256": completion_sha256(text if isinstance(text, str) else repr(text)),
+                "reward": r.reward,
+                "format_ok": r.format_ok,
+                "answer": r.answer,
+                "answer_correct": r.answer_correct,
+                "chain_valid": r.chain_valid,
+                "steps": [{"id": s.id, "verdict": s.verdict, "reason": s.reason, "backend": s.backend}
+                          for s in r.steps],
+                "reason": r.reason,
+            }
+            lines.append(json.dumps(rec, ensure_ascii=False))
+        if not lines:
+            return 0
+        data = ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
+        with self._lock:
+            if self._fd is None:
+                raise ValueError(f"audit log {self.path} is closed")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view):]
+            if self.fsync:
+                os.fsync(self._fd)
+        return len(lines)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def __enter__(self) -> "AuditLog":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def read_audit(path: str | os.PathLike) -> Iterator[dict]:
+    """Records of an audit log; a torn last line (the writer was killed mid-write) is skipped."""
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if not line.endswith("\n"):
+                return
+            if line.strip():
+                yield json.loads(line)
+
+
+__all__ = ["AuditLog", "read_audit", "completion_sha256", "audit_path_for_rank"]

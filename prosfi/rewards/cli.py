@@ -1,0 +1,125 @@
+"""`prosfi score PROBLEMS.jsonl COMPLETIONS.jsonl [--reward MODE] [-o OUT.jsonl]`.
+
+One output line per completion line, in order (DESIGN.md "Scoring"). A line we cannot use (bad
+JSON, unknown `problem_id`, no `completion`) gets an output line with a reason and a null reward:
+the command never stops on a completion. A problems file that does not load is a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from contextlib import ExitStack
+from typing import IO, Iterator
+
+from prosfi.rewards.config import REWARD_MODES
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("problems", help="problems JSONL (DESIGN.md 'Problem')")
+    parser.add_argument("completions", help='completions JSONL: {"problem_id": ..., "completion": ...} per line')
+    parser.add_argument("--reward", choices=REWARD_MODES, default="prosfi", help="reward mode (default: prosfi)")
+    parser.add_argument("-o", "--output", default="-", help="output JSONL (default: stdout)")
+    parser.add_argument("--backends", default="z3,prover9", help="verifier backends in cascade order")
+    parser.add_argument("--timeout-ms", type=int, default=2000, help="time limit per check and backend")
+    parser.add_argument("--workers", type=int, default=None, help="verifier worker processes (default: cores)")
+    parser.add_argument("--batch-size", type=int, default=512, help="completions scored per verifier pass")
+    parser.add_argument("--audit", default=None, help="also append audit records to this JSONL file")
+    parser.add_argument("--max-dependencies", type=int, default=None, help="chain guard (default 4)")
+    parser.add_argument("--max-steps", type=int, default=None, help="chain guard (default 64)")
+
+
+def _lines(path: str) -> Iterator[tuple[int, str]]:
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if line.strip():
+                yield lineno, line
+
+
+def run(args: argparse.Namespace) -> int:
+    from prosfi.data.problem import read_problems
+    from prosfi.rewards.audit import AuditLog
+    from prosfi.rewards.config import RewardConfig
+    from prosfi.rewards.score import ScoreResult, score_batch
+    from prosfi.verify.chain import ChainConfig
+
+    try:
+        problems = {p.id: p for p in read_problems(args.problems)}
+    except (OSError, ValueError) as exc:
+        print(f"prosfi score: cannot load problems: {exc}", file=sys.stderr)
+        return 2
+    reward_config = RewardConfig(mode=args.reward)
+    chain_kwargs = {k: v for k, v in (("max_dependencies", args.max_dependencies),
+                                      ("max_steps", args.max_steps)) if v is not None}
+    chain_config = ChainConfig(**chain_kwargs)
+    with ExitStack() as stack:
+        verifier = None
+        if args.reward in ("prosfi", "step_fraction"):
+            from prosfi.verify.config import VerifierConfig
+            from prosfi.verify.verifier import Verifier
+
+            vc = {"backends": args.backends, "timeout_ms": args.timeout_ms}
+            if args.workers is not None:
+                vc["workers"] = args.workers
+            verifier = stack.enter_context(Verifier(VerifierConfig(**vc)))
+        out: IO[str] = sys.stdout if args.output == "-" else stack.enter_context(
+            open(args.output, "w", encoding="utf-8"))
+        audit = stack.enter_context(AuditLog(args.audit)) if args.audit else None
+
+        batch: list[tuple[str | None, dict | None, str]] = []  # (problem_id, error record, text)
+
+        def flush() -> None:
+            todo = [(i, pid, text) for i, (pid, err, text) in enumerate(batch) if err is None]
+            scored = score_batch([problems[pid] for _, pid, _ in todo], [t for _, _, t in todo], verifier,
+                                 reward_config, chain_config) if todo else []
+            by_index = {i: r for (i, _, _), r in zip(todo, scored)}
+            for i, (pid, err, _) in enumerate(batch):
+                rec = err if err is not None else by_index[i].to_json()
+                out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            if audit is not None and scored:
+                audit.write(scored, [t for _, _, t in todo])
+            out.flush()
+            batch.clear()
+
+        try:
+            lines = _lines(args.completions)
+            for lineno, line in lines:
+                pid, err, text = _read_completion(line, lineno, problems, args.reward, ScoreResult)
+                batch.append((pid, err, text))
+                if len(batch) >= args.batch_size:
+                    flush()
+        except OSError as exc:
+            print(f"prosfi score: cannot read completions: {exc}", file=sys.stderr)
+            return 2
+        flush()
+    return 0
+
+
+def _read_completion(line: str, lineno: int, problems: dict, mode: str, ScoreResult) -> tuple:
+    def bad(pid, reason: str):
+        return pid, ScoreResult(pid, mode, None, reason=f"line {lineno}: {reason}").to_json(), ""
+
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return bad(None, f"not JSON: {exc.msg}")
+    if not isinstance(rec, dict):
+        return bad(None, "not a JSON object")
+    pid = rec.get("problem_id")
+    pid = pid if isinstance(pid, str) or pid is None else str(pid)
+    if pid not in problems:
+        return bad(pid, f"unknown problem_id {pid!r}")
+    text = rec.get("completion")
+    if not isinstance(text, str):
+        # a conversational completion is accepted too
+        from prosfi.trace.extract import completion_text
+
+        try:
+            text = completion_text(text)
+        except TypeError:
+            return bad(pid, "no 'completion' text")
+    return pid, None, text
+
+
+__all__ = ["add_arguments", "run"]

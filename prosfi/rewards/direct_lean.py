@@ -1,0 +1,299 @@
+"""The direct-Lean baseline reward: the policy writes a whole Lean tactic proof for the problem.
+
+Completion layout: `<think>…</think>`, then `<answer>…</answer>` (a letter / True / False /
+Uncertain, or the K&K assignment text) and `<lean>…</lean>` (a tactic proof body only). We
+render the theorem statement from the problem's AST (premises as hypotheses over a non-empty
+domain `U`; the claim is the goal for True, `¬ goal` for False, the conjunction of the gold
+literals for an assignment), put the sanitised body under `by`, and run it on the REPL pool.
+
+Levels (RewardConfig): format_failure for a broken layout or a proof the sanitiser refuses,
+whatever the answer (injection attempts earn the lowest reward); wrong_answer for a wrong or
+unreadable answer; right_unverified for a right answer whose proof is missing or fails;
+right_verified when Lean accepts the proof with only the standard axioms (`#print axioms`).
+
+Uncertain: Lean cannot prove non-entailment, so a right "Uncertain" earns at most
+right_unverified. We do not substitute Z3 countermodels: that would reward the answer for the
+verifier's work, not the policy's, and the baseline measures what the policy can prove. Recipes
+that want a clean signal should drop Uncertain problems (as the PRoSFI reference setup does).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prosfi.data.problem import Problem
+from prosfi.verify.lean.config import LeanConfig
+from prosfi.verify.lean.render import (
+    DIRECT_THEOREM,
+    STANDARD_AXIOMS,
+    LeanStatement,
+    axioms_used,
+    render_command,
+    render_statement,
+)
+from prosfi.verify.lean.sanitize import sanitize_proof
+
+log = logging.getLogger(__name__)
+
+PROBLEM_COLUMN = "problem"
+_TAGS = ("<think>", "</think>", "<answer>", "</answer>", "<lean>", "</lean>")
+_BLOCK = re.compile(r"<(answer|lean)>(.*?)</\1>", re.DOTALL)
+_FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n?(.*?)\n?```$", re.DOTALL)
+
+
+# ---------------------------------------------------------------- problem → statement
+def problem_statement(problem: Problem, label: str | None = None) -> LeanStatement | None:
+    """The theorem the policy must prove, or None when the answer has no Lean claim (Uncertain).
+
+    `label` ("True"/"False"/"Uncertain") overrides the gold label of a true/false/uncertain
+    problem; assignment problems always state the gold assignment. Raises ValueError when the
+    problem's formulas do not parse or type-check (a data error, not the policy's)."""
+    from prosfi.logic.ast import And, Not
+    from prosfi.logic.parser import parse
+    from prosfi.logic.signature import check_signature
+
+    premises = [(p.id, parse(p.formal)) for p in problem.premises]
+    if problem.kind == "assignment":
+        if not problem.atoms or set(problem.assignment) != set(problem.atoms):
+            raise ValueError(f"problem {problem.id}: the assignment does not cover the atoms")
+        literals = [parse(a) if problem.assignment[a] else Not(parse(a)) for a in problem.atoms]
+        claim = literals[-1]
+        for lit in reversed(literals[:-1]):
+            claim = And(lit, claim)
+    else:
+        label = label or problem.answer_label
+        if problem.goal is None or label not in ("True", "False", "Uncertain"):
+            raise ValueError(f"problem {problem.id}: no goal or no True/False/Uncertain answer")
+        if label == "Uncertain":
+            return None
+        goal = parse(problem.goal)
+        claim = goal if label == "True" else Not(goal)
+    signature = check_signature([f for _, f in premises] + [claim])
+    return render_statement(premises, claim, signature, DIRECT_THEOREM)
+
+
+def direct_lean_prompt(problem: Problem) -> str:
+    """What the policy needs to write a proof: our statement with the claim left open (the
+    claim depends on its answer; for an assignment it must not leak the gold values)."""
+    from prosfi.logic.parser import parse
+    from prosfi.logic.render_lean import to_lean
+
+    if problem.kind == "assignment":
+        shown = problem_statement(problem)
+        assert shown is not None
+        head = shown.text.rsplit(":\n    ", 1)[0]
+        atoms = " ∧ ".join(to_lean(parse(a), names=shown.symbols) for a in problem.atoms)
+        claim = (f"the conjunction of your answer's literals in this order, `{atoms}` with `¬` before each "
+                 "atom your answer makes false")
+    else:
+        shown, negated = problem_statement(problem, "True"), problem_statement(problem, "False")
+        assert shown is not None and negated is not None
+        head = shown.text.rsplit(":\n    ", 1)[0]
+        claim = f"`{shown.claim}` if you answer True, `{negated.claim}` if you answer False (Uncertain needs no proof)"
+    return (f"Prove your answer in Lean 4. We state the theorem:\n\n{head.rstrip()} :\n    CLAIM := by\n  <your proof>\n\n"
+            f"where CLAIM is {claim}. Write only the tactic proof inside <lean>…</lean>.")
+
+
+# ---------------------------------------------------------------- completion layout
+@dataclass(frozen=True)
+class DirectBlocks:
+    answer: str | None
+    lean: str | None
+    reason: str = ""
+
+
+def extract_direct(text: str) -> DirectBlocks:
+    """`<answer>` exactly once and `<lean>` at most once, both after `</think>`, nothing else there."""
+    counts = {tag: text.count(tag) for tag in _TAGS}
+    if counts["</think>"] != 1 or counts["<think>"] > 1:
+        return DirectBlocks(None, None, "need one <think>…</think> block")
+    if counts["<answer>"] != 1 or counts["</answer>"] != 1:
+        return DirectBlocks(None, None, "need exactly one <answer>…</answer> block")
+    if counts["<lean>"] > 1 or counts["<lean>"] != counts["</lean>"]:
+        return DirectBlocks(None, None, "at most one <lean>…</lean> block")
+    tail = text.split("</think>", 1)[1]
+    blocks = {m.group(1): m.group(2) for m in _BLOCK.finditer(tail)}
+    if "answer" not in blocks or (counts["<lean>"] and "lean" not in blocks):
+        return DirectBlocks(None, None, "<answer>/<lean> must follow </think>")
+    if _BLOCK.sub("", tail).strip():
+        return DirectBlocks(None, None, "text outside the <answer>/<lean> blocks after </think>")
+    lean = blocks.get("lean")
+    if lean is not None:
+        lean = lean.strip()
+        fenced = _FENCE.match(lean)
+        lean = fenced.group(1) if fenced else lean
+        lean = re.sub(r"^\s*by\b", "", lean, count=1)  # `by` is ours; tolerate the model repeating it
+    return DirectBlocks(blocks["answer"].strip(), lean)
+
+
+# ---------------------------------------------------------------- the reward
+@dataclass
+class _Scored:
+    problem_id: str | None
+    reward: float | None
+    format_ok: bool = False
+    answer: str | None = None
+    answer_correct: bool = False
+    verified: bool = False
+    reason: str = ""
+    lean_ms: float = 0.0
+
+
+class DirectLeanReward:
+    """TRL reward callable (`__name__` "direct_lean_reward"); owns a REPL pool until `close()`."""
+
+    def __init__(self, reward_config, lean_config: LeanConfig | None = None, audit_path: str | None = None,
+                 pool=None):
+        self.levels = reward_config
+        self.lean_config = lean_config or LeanConfig()
+        if pool is None:
+            reason = self.lean_config.unavailable()
+            if reason:
+                raise RuntimeError(f"reward mode 'direct_lean' needs Lean: {reason}")
+            from prosfi.verify.lean.pool import ReplPool
+
+            pool = ReplPool(self.lean_config)
+        self.pool = pool
+        self.audit_path = Path(str(audit_path).replace("{rank}", os.environ.get("RANK", "0"))) if audit_path else None
+        self._audit_lock = threading.Lock()
+        self.__name__ = "direct_lean_reward"
+
+    def __call__(self, prompts=None, completions=None, **kwargs) -> list[float | None]:
+        from prosfi.trace.answer import answer_correct, parse_answer
+        from prosfi.trace.extract import completion_text
+
+        column = kwargs.get(PROBLEM_COLUMN)
+        if completions is None or column is None or len(column) != len(completions):
+            raise ValueError(f"{self.__name__}: needs completions and a {PROBLEM_COLUMN!r} column of the same length")
+        lv = self.levels
+        results: list[_Scored] = []
+        texts: list[str] = []
+        pending: list[tuple[int, str]] = []  # (result index, REPL command)
+        for value, completion in zip(column, completions):
+            problem = _problem(value)
+            try:
+                text = completion_text(completion)
+            except TypeError:
+                text = ""
+            texts.append(text)
+            pid = problem.id if problem is not None else None
+            if problem is None:
+                results.append(_Scored(pid, None, reason="unreadable problem"))
+                continue
+            blocks = extract_direct(text) if len(text) <= getattr(lv, "max_completion_chars", 32_000) else \
+                DirectBlocks(None, None, "completion too long")
+            if blocks.answer is None:
+                results.append(_Scored(pid, lv.format_failure, reason=blocks.reason))
+                continue
+            try:  # the gold statement (None for Uncertain); its names also vet the proof
+                statement = problem_statement(problem)
+                names = statement or problem_statement(problem, "True")
+                problem_error = ""
+            except ValueError as exc:
+                statement = names = None
+                problem_error = f"no Lean statement: {exc}"
+            proof = sanitize_proof(blocks.lean, names.text if names else "") if blocks.lean else None
+            if proof is not None and not proof.ok:  # refused whatever the answer: never worth trying
+                results.append(_Scored(pid, lv.format_failure, reason=f"proof refused: {proof.reason}"))
+                continue
+            parsed = parse_answer(problem, blocks.answer)
+            if not answer_correct(problem, parsed):
+                results.append(_Scored(pid, lv.wrong_answer, True, parsed.render() if parsed.ok else blocks.answer,
+                                       reason=parsed.reason or "wrong answer"))
+                continue
+            scored = _Scored(pid, lv.right_unverified, True, parsed.render(), True)
+            results.append(scored)
+            if problem_error:
+                scored.reason = problem_error
+                continue
+            if statement is None:
+                scored.reason = "Uncertain: Lean cannot prove non-entailment (right answer, unverified)"
+                continue
+            if proof is None:
+                scored.reason = "right answer, no <lean> proof"
+                continue
+            assert proof.body is not None
+            cmd = render_command(statement, proof.body, self.lean_config.max_heartbeats, print_axioms=True)
+            pending.append((len(results) - 1, cmd))
+        if pending:
+            timeout = self.lean_config.timeout_s or 60.0
+            outcomes = self.pool.run_many([cmd for _, cmd in pending], timeout)
+            for (i, _), outcome in zip(pending, outcomes):
+                scored = results[i]
+                scored.lean_ms = outcome.ms
+                if not outcome.ok:
+                    scored.reason = f"Lean {outcome.kind}: {outcome.detail}"[:300]
+                    continue
+                axioms = axioms_used(outcome.messages)
+                extra = None if axioms is None else sorted(set(axioms) - STANDARD_AXIOMS)
+                if axioms is None or extra:
+                    scored.reason = ("no #print axioms report" if axioms is None
+                                     else f"proof uses non-standard axioms: {', '.join(extra)}")
+                    continue
+                scored.reward, scored.verified, scored.reason = lv.right_verified, True, "proved in Lean"
+        self._log(results, texts, kwargs)
+        return [r.reward for r in results]
+
+    def _log(self, results: list[_Scored], texts: list[str], kwargs: dict) -> None:
+        log_metric = kwargs.get("log_metric")
+        if log_metric is not None and results:
+            n = len(results)
+            log_metric("direct_lean/verified", sum(r.verified for r in results) / n)
+            log_metric("direct_lean/answer_correct", sum(r.answer_correct for r in results) / n)
+            log_metric("direct_lean/format_ok", sum(r.format_ok for r in results) / n)
+            checked = [r.lean_ms for r in results if r.lean_ms]
+            if checked:
+                log_metric("direct_lean/lean_ms", sum(checked) / len(checked))
+        log_extra = kwargs.get("log_extra")
+        if log_extra is not None:
+            log_extra("direct_lean", [f"{r.reason} → {r.reward}" for r in results])
+        if self.audit_path is None:
+            return
+        state = kwargs.get("trainer_state")
+        now = round(time.time(), 3)
+        lines = "".join(json.dumps({
+            "time": now, "step": getattr(state, "global_step", None), "mode": "direct_lean",
+            "problem_id": r.problem_id, "completion_sha256": hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest(),
+            "reward": r.reward, "format_ok": r.format_ok, "answer": r.answer, "answer_correct": r.answer_correct,
+            "lean_verified": r.verified, "lean_ms": round(r.lean_ms, 1), "reason": r.reason,
+        }, ensure_ascii=False) + "\n" for r, t in zip(results, texts))
+        try:
+            with self._audit_lock:
+                self.audit_path.parent.mkdir(parents=True, exist_ok=True)
+                with open(self.audit_path, "a", encoding="utf-8") as fh:
+                    fh.write(lines)
+        except OSError as exc:
+            log.warning("direct_lean: audit log write failed: %r", exc)
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def _problem(value: Any) -> Problem | None:
+    try:
+        if isinstance(value, Problem):
+            return value
+        return Problem.from_dict(json.loads(value) if isinstance(value, str) else value)
+    except (ValueError, TypeError) as exc:
+        log.warning("direct_lean: unreadable problem: %s", exc)
+        return None
+
+
+def direct_lean_reward_funcs(reward_config, lean_config: LeanConfig | None = None,
+                             audit_path: str | None = None) -> list[Callable]:
+    """The TRL reward functions of the direct-Lean baseline (one callable). Raises RuntimeError
+    naming what to install or build when Lean is not available."""
+    return [DirectLeanReward(reward_config, lean_config, audit_path)]
+
+
+__all__ = ["DirectBlocks", "DirectLeanReward", "direct_lean_reward_funcs", "extract_direct", "problem_statement"]

@@ -1,0 +1,96 @@
+"""Read the `<answer>` block against a problem: a label for True/False/Uncertain problems, one
+literal per atom for Knights & Knaves assignments.
+
+An answer we cannot read is a wrong answer with a reason (not a format failure): the layout was
+right, the content was not. Reading is forgiving about case, spacing, numbering and separators,
+and strict about content: every atom exactly once, no unknown names.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from prosfi.data.problem import Problem
+
+DEFAULT_OPTIONS = {"A": "True", "B": "False", "C": "Uncertain"}
+_OPPOSITE_ROLE = {"knight": "knave", "knave": "knight"}
+_ATOM = re.compile(r"^\s*([^\W\d][\w']*)\s+([^\W\d][\w']*)\s*$")
+_CLAIM = re.compile(r"([^\W\d][\w'-]*)\s+is\s+(not\s+)?(?:an?\s+)?(knight|knave)s?\b", re.I)
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """`label` ("True"/"False"/"Uncertain") or `literals` (atom -> truth value); `reason` when unreadable."""
+
+    label: str | None = None
+    literals: dict[str, bool] = field(default_factory=dict)
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.reason
+
+    def formulas(self) -> list[str]:
+        """The literals as formula text, in atom order: `Knight zoey` or `¬ Knight zoey`."""
+        return [atom if value else f"¬ {atom}" for atom, value in self.literals.items()]
+
+    def render(self) -> str:
+        if self.label is not None:
+            return self.label
+        return " ".join(f"{a}={'T' if v else 'F'}" for a, v in self.literals.items())
+
+
+def parse_answer(problem: Problem, text: str) -> ParsedAnswer:
+    if problem.kind == "assignment":
+        return _parse_assignment(problem, text)
+    return _parse_label(problem, text)
+
+
+def answer_correct(problem: Problem, parsed: ParsedAnswer) -> bool:
+    if not parsed.ok:
+        return False
+    if problem.kind == "assignment":
+        gold = problem.assignment
+        return bool(gold) and parsed.literals == {a: bool(gold.get(a)) for a in problem.atoms} and set(
+            gold) == set(problem.atoms)
+    return parsed.label is not None and parsed.label == problem.answer_label
+
+
+def _parse_label(problem: Problem, text: str) -> ParsedAnswer:
+    options = problem.options or DEFAULT_OPTIONS
+    given = text.strip()
+    for letter, label in options.items():
+        if given.casefold() in (letter.casefold(), str(label).casefold()):
+            return ParsedAnswer(label=str(label))
+    choices = ", ".join(f"{k} ({v})" for k, v in options.items())
+    return ParsedAnswer(reason=f"answer {_clip(given)!r} is not one of {choices}")
+
+
+def _parse_assignment(problem: Problem, text: str) -> ParsedAnswer:
+    by_name: dict[str, tuple[str, str]] = {}  # lower-case name -> (atom, role word of the atom)
+    for atom in problem.atoms:
+        m = _ATOM.match(atom)
+        if not m or m.group(1).lower() not in _OPPOSITE_ROLE:
+            return ParsedAnswer(reason=f"cannot read atom {atom!r} of the problem as `Knight name`")
+        by_name[m.group(2).lower()] = (atom, m.group(1).lower())
+    values: dict[str, bool] = {}
+    for m in _CLAIM.finditer(text):
+        name, negated, role = m.group(1).lower(), bool(m.group(2)), m.group(3).lower()
+        if name not in by_name:
+            return ParsedAnswer(reason=f"answer names {m.group(1)!r}, who is not in the problem")
+        atom, atom_role = by_name[name]
+        if atom in values:
+            return ParsedAnswer(reason=f"answer assigns {m.group(1)!r} more than once")
+        values[atom] = (role == atom_role) != negated
+    missing = [a for a in problem.atoms if a not in values]
+    if missing:
+        return ParsedAnswer(reason=f"answer does not assign {', '.join(missing)}")
+    return ParsedAnswer(literals={a: values[a] for a in problem.atoms})
+
+
+def _clip(s: str, n: int = 40) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+__all__ = ["DEFAULT_OPTIONS", "ParsedAnswer", "parse_answer", "answer_correct"]

@@ -1,0 +1,113 @@
+"""Schema-check the `<steps>` JSON array into `Step`s, and assemble a whole `Trace`.
+
+A step is `{"id", "dependencies", "conclusion", "rule"}`. Whether a citation points somewhere
+sensible (unknown, forward, self) is the chain checker's business, per step; here we only check
+shape: a schema error makes the completion a format failure with a reason.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from prosfi.trace.extract import completion_text, extract_blocks, strip_fence
+
+MAX_REASONS = 3  # schema errors listed in one reason; the rest are counted
+
+
+@dataclass(frozen=True)
+class Step:
+    id: str
+    dependencies: tuple[str, ...]
+    conclusion: str
+    rule: str = ""
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A completion that has the right layout and a well-formed step array."""
+
+    think: str
+    steps: tuple[Step, ...]
+    answer: str
+
+
+@dataclass(frozen=True)
+class ParsedTrace:
+    """`trace` when the format is right, else None and a `reason` (the format failure)."""
+
+    trace: Trace | None
+    reason: str = ""
+    answer: str | None = field(default=None)  # the answer text even when the steps are malformed
+
+    @property
+    def ok(self) -> bool:
+        return self.trace is not None
+
+
+def parse_steps(text: str, premise_ids: Iterable[str] = ()) -> tuple[tuple[Step, ...], list[str]]:
+    """Steps from the inner text of `<steps>` (code fence tolerated), plus schema errors."""
+    body = strip_fence(text)
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        return (), [f"steps are not valid JSON: {msg}"]
+    if not isinstance(data, list):
+        return (), [f"steps must be a JSON array, not {type(data).__name__}"]
+    premises = set(premise_ids)
+    errors: list[str] = []
+    steps: list[Step] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(data):
+        where = f"step {i + 1}"
+        if not isinstance(raw, dict):
+            errors.append(f"{where}: must be an object")
+            continue
+        sid = raw.get("id")
+        if not isinstance(sid, str) or not sid.strip():
+            errors.append(f"{where}: 'id' must be a non-empty string")
+            continue
+        sid = sid.strip()
+        where = f"step {sid!r}"
+        if sid in premises:
+            errors.append(f"{where}: id shadows a premise id")
+        elif sid in seen:
+            errors.append(f"{where}: duplicate id")
+        seen.add(sid)
+        deps = raw.get("dependencies")
+        if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
+            errors.append(f"{where}: 'dependencies' must be a list of ids (strings)")
+            deps = []
+        conclusion = raw.get("conclusion")
+        if not isinstance(conclusion, str) or not conclusion.strip():
+            errors.append(f"{where}: 'conclusion' must be a non-empty formula string")
+            conclusion = ""
+        rule = raw.get("rule", "")
+        if not isinstance(rule, str):
+            errors.append(f"{where}: 'rule' must be a string")
+            rule = ""
+        steps.append(Step(sid, tuple(d.strip() for d in deps), conclusion.strip(), rule))
+    return tuple(steps), errors
+
+
+def parse_trace(completion: Any, premise_ids: Iterable[str] = ()) -> ParsedTrace:
+    """Completion (text or TRL messages) -> Trace, or a format failure with a reason."""
+    try:
+        text = completion_text(completion)
+    except TypeError as exc:
+        return ParsedTrace(None, str(exc))
+    extraction = extract_blocks(text)
+    if not extraction.ok:
+        return ParsedTrace(None, extraction.reason)
+    blocks = extraction.blocks
+    steps, errors = parse_steps(blocks.steps, premise_ids)
+    if errors:
+        more = len(errors) - MAX_REASONS
+        reason = "; ".join(errors[:MAX_REASONS]) + (f"; and {more} more" if more > 0 else "")
+        return ParsedTrace(None, reason, answer=blocks.answer)
+    return ParsedTrace(Trace(blocks.think, steps, blocks.answer), answer=blocks.answer)
+
+
+__all__ = ["Step", "Trace", "ParsedTrace", "parse_steps", "parse_trace"]

@@ -1,0 +1,66 @@
+"""`prosfi train RECIPE.yaml [--key value ...]` (also `accelerate launch -m prosfi.train ...`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+USAGE = """prosfi train RECIPE.yaml [--key value ...] [--dry-run]
+
+Keys are the fields of prosfi's script arguments, TRL's GRPOConfig and ModelConfig; nested
+keys are dotted (--reward.right_verified 1.0) or prefixed (--reward_right_verified 1.0).
+`prosfi train RECIPE.yaml --help` lists every key with its help and the recipe's value."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.usage = USAGE
+    parser.add_argument("argv", nargs=argparse.REMAINDER, help="the recipe, then --key value overrides")
+
+
+def split_argv(argv: list[str]) -> tuple[str | None, list[str]]:
+    """(recipe path, overrides): the recipe is the first bare argument or the value of --config."""
+    argv = list(argv)
+    if "--config" in argv:
+        i = argv.index("--config")
+        if i + 1 >= len(argv):
+            raise SystemExit("prosfi train: --config needs a path")
+        recipe = argv[i + 1]
+        return recipe, argv[:i] + argv[i + 2:]
+    if argv and not argv[0].startswith("-"):
+        return argv[0], argv[1:]
+    return None, argv
+
+
+def print_keys(recipe: str | None) -> None:
+    from prosfi.train.recipe import make_parser
+
+    parser = make_parser()
+    parser.prog = "prosfi train" + (f" {recipe}" if recipe else "")
+    parser.print_help()
+
+
+def run(args: argparse.Namespace, sft_only: bool = False) -> int:
+    from prosfi.train.recipe import RecipeError, resolve
+
+    name = "sft" if sft_only else "train"
+    recipe, overrides = split_argv(args.argv)
+    if "--help" in overrides or "-h" in overrides:
+        print_keys(recipe)
+        return 0
+    try:
+        resolved = resolve(recipe, overrides)
+    except RecipeError as e:
+        print(f"prosfi {name}: error: {e}", file=sys.stderr)
+        return 2
+    if resolved.script.dry_run:
+        print(resolved.to_yaml(), end="")
+        return 0
+    from prosfi.train.grpo import SetupError
+    from prosfi.train.grpo import run as run_recipe
+
+    try:
+        run_recipe(resolved, sft_only=sft_only)
+    except SetupError as e:
+        print(f"prosfi {name}: error: {e}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,204 @@
+"""Training configuration: prosfi's script arguments next to TRL's `GRPOConfig` and `ModelConfig`.
+
+Reward levels, chain guards, verifier settings and the tiny-model shape are the fields of the
+dataclasses that own them (`RewardConfig`, `ChainConfig`, `VerifierConfig`, `TinyModelConfig`),
+mirrored here as flat prefixed fields (`reward_right_verified`, `verifier_timeout_ms`, ...), so a
+recipe or a command line can set any of them and they cannot drift apart. In a recipe they may also
+be written nested (`reward: {right_verified: 1.0}`), on the command line dotted
+(`--reward.right_verified 1.0`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+# prefix -> (module, class): dataclasses whose fields are mirrored into the script arguments.
+# A module that is not importable (an optional piece not installed) contributes no fields.
+MIRRORED: dict[str, tuple[str, str]] = {
+    "reward": ("prosfi.rewards", "RewardConfig"),
+    "chain": ("prosfi.verify.chain", "ChainConfig"),
+    "verifier": ("prosfi.verify.config", "VerifierConfig"),
+    "lean": ("prosfi.verify.lean.config", "LeanConfig"),
+    "tiny": ("prosfi.train.tiny", "TinyModelConfig"),
+}
+
+DATASETS = ("kk", "proverqa_gen", "proverqa_hub", "jsonl")
+
+
+@dataclass
+class _BaseScriptArguments:
+    """What to train on, with which reward, in which stages."""
+
+    dataset: str = field(
+        default="kk",
+        metadata={
+            "help": "problems: kk (generated Knights & Knaves), proverqa_gen (generated ProverQA-style), "
+            "proverqa_hub (opendatalab/ProverQA from the hub), jsonl (a Problem JSONL at dataset_path)"
+        },
+    )
+    dataset_path: str | None = field(
+        default=None,
+        metadata={"help": "jsonl: the problems file; proverqa_hub: the data file in the repo (dev/hard.json)"},
+    )
+    dataset_size: int = field(default=1000, metadata={"help": "training problems (generated or the first N)"})
+    dataset_seed: int = field(default=0, metadata={"help": "seed of the problem generator"})
+    dataset_difficulty: str | None = field(
+        default=None,
+        metadata={"help": "kk: people per puzzle, e.g. '2' or '3-5'; proverqa: easy, medium or hard"},
+    )
+    dataset_exclude_uncertain: bool = field(
+        default=False,
+        metadata={"help": "drop ProverQA problems whose answer is Uncertain (as the DocAILab recipe does)"},
+    )
+    system_prompt: str | None = field(
+        default=None,
+        metadata={"help": "system prompt of GRPO and SFT rows (default: prosfi.data.prompts.SYSTEM_PROMPT)"},
+    )
+    few_shot: int = field(default=0, metadata={"help": "worked examples put before each problem in the prompt"})
+    torch_threads: int = field(
+        default=0,
+        metadata={"help": "CPU threads for torch (0: torch's default); 1 is fastest on a small, shared CPU"},
+    )
+    reward_mode: str = field(
+        default="prosfi",
+        metadata={"help": "reward function: prosfi, outcome, step_fraction, format or direct_lean"},
+    )
+    audit_path: str | None = field(
+        default=None,
+        metadata={"help": "JSONL file for per-completion verdicts, may contain {rank} (relative paths go "
+                  "under output_dir)"},
+    )
+    reward_asynchronous: bool = field(
+        default=False,
+        metadata={"help": "use the async variant of the reward function (TRL awaits it off the main thread)"},
+    )
+    tiny_model_if_absent: bool = field(
+        default=False,
+        metadata={"help": "build the tiny local model at model_name_or_path when nothing is there yet"},
+    )
+    sft: bool = field(default=False, metadata={"help": "run an SFT warm-up on gold traces before GRPO"})
+    sft_size: int = field(default=500, metadata={"help": "problems whose gold traces form the SFT set"})
+    sft_max_steps: int = field(default=-1, metadata={"help": "SFT optimizer steps (-1: use sft_num_train_epochs)"})
+    sft_num_train_epochs: float = field(default=1.0, metadata={"help": "SFT epochs over the gold traces"})
+    sft_learning_rate: float = field(default=2e-5, metadata={"help": "SFT learning rate"})
+    sft_per_device_train_batch_size: int = field(default=8, metadata={"help": "SFT batch size per device"})
+    sft_max_length: int = field(default=1024, metadata={"help": "SFT sequence length (prompt + trace) in tokens"})
+    summary_window: int = field(
+        default=2, metadata={"help": "logged GRPO steps averaged for the start and end columns of the summary"}
+    )
+    dry_run: bool = field(
+        default=False, metadata={"help": "print the resolved configuration and exit (no model, no verifier)"}
+    )
+
+
+def _resolved_fields(cls: type) -> list[tuple[str, Any, dataclasses.Field]]:
+    hints = typing.get_type_hints(cls)
+    return [(f.name, hints[f.name], f) for f in dataclasses.fields(cls) if f.init]
+
+
+def _parseable(tp: Any) -> Any | None:
+    """The type HfArgumentParser can parse for `tp` (tuples become lists), or None if it cannot."""
+    scalar = (str, int, float, bool)
+    origin = typing.get_origin(tp)
+    if tp in scalar:
+        return tp
+    if origin is typing.Literal:
+        return tp
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1 and _parseable(args[0]) is not None and typing.get_origin(args[0]) not in (list, tuple):
+            return args[0] | None
+        return None
+    if origin in (list, tuple):
+        args = [a for a in typing.get_args(tp) if a is not Ellipsis]
+        if len(set(args)) == 1 and args[0] in scalar:
+            return list[args[0]]
+    return None
+
+
+def _listify(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _mirror_fields(prefix: str, cls: type, taken: set[str]) -> list[tuple[str, Any, dataclasses.Field]]:
+    out = []
+    for name, tp, f in _resolved_fields(cls):
+        key = f"{prefix}_{name}"
+        parse_tp = _parseable(tp)
+        if parse_tp is None or key in taken:
+            continue
+        if f.default is not dataclasses.MISSING and isinstance(f.default, (list, tuple)):
+            new = field(default_factory=(lambda v=tuple(f.default): list(v)),
+                        metadata={"help": f.metadata.get("help", f"{cls.__name__}.{name}")})
+        elif f.default is not dataclasses.MISSING:
+            new = field(default=f.default, metadata={"help": f.metadata.get("help", f"{cls.__name__}.{name}")})
+        elif f.default_factory is not dataclasses.MISSING:
+            new = field(  # called per instance, like the original (a default may depend on the machine)
+                default_factory=(lambda make=f.default_factory: _listify(make())),
+                metadata={"help": f.metadata.get("help", f"{cls.__name__}.{name}")},
+            )
+        else:
+            continue  # a required field has no recipe default to mirror
+        out.append((key, parse_tp, new))
+    return out
+
+
+def _load_mirrored() -> dict[str, type]:
+    found = {}
+    for prefix, (module, name) in MIRRORED.items():
+        try:
+            found[prefix] = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue
+    return found
+
+
+def _make_script_arguments() -> type:
+    base = {n for n, _, _ in _resolved_fields(_BaseScriptArguments)}
+    extra: list[tuple[str, Any, dataclasses.Field]] = []
+    for prefix, cls in _load_mirrored().items():
+        extra += _mirror_fields(prefix, cls, base | {n for n, _, _ in extra})
+    return dataclasses.make_dataclass(
+        "ProsfiScriptArguments", extra, bases=(_BaseScriptArguments,), namespace={"__module__": __name__}
+    )
+
+
+ProsfiScriptArguments = _make_script_arguments()
+ProsfiScriptArguments.__doc__ = (
+    "prosfi's script arguments: dataset, reward mode and levels, chain guards, verifier, stages."
+)
+
+
+def sub_config(script_args: Any, prefix: str) -> Any | None:
+    """Rebuild the mirrored dataclass for `prefix` from the flat script arguments (None if absent)."""
+    cls = _load_mirrored().get(prefix)
+    if cls is None:
+        return None
+    kwargs = {}
+    for name, tp, _ in _resolved_fields(cls):
+        key = f"{prefix}_{name}"
+        if hasattr(script_args, key):
+            value = getattr(script_args, key)
+            if typing.get_origin(tp) is tuple and isinstance(value, list):
+                value = tuple(value)
+            kwargs[name] = value
+    return cls(**kwargs)
+
+
+def validate(script_args: Any) -> None:
+    """Fail early, naming the field, on values the dataclass types cannot express."""
+    if script_args.dataset not in DATASETS:
+        raise ValueError(f"dataset: {script_args.dataset!r} is not one of {', '.join(DATASETS)}")
+    if script_args.dataset in ("jsonl",) and not script_args.dataset_path:
+        raise ValueError("dataset_path: required when dataset is 'jsonl'")
+    try:
+        from prosfi.rewards import ALL_MODES
+    except ImportError:
+        return
+    if script_args.reward_mode not in ALL_MODES:
+        raise ValueError(f"reward_mode: {script_args.reward_mode!r} is not one of {', '.join(ALL_MODES)}")

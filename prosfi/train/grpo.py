@@ -1,0 +1,159 @@
+"""`prosfi train`: one recipe, its stages in order, then a summary.
+
+Stages: build the tiny model (if asked and absent) -> reward functions (so a missing prover fails
+before any model is loaded) -> SFT warm-up on gold traces (if `sft: true`) -> GRPO with the chosen
+reward. The verifier's worker pool and the reward functions' resources live exactly as long as the
+run (closed in `finally`). Configuration is in `config`/`recipe`, rows in `problems`/`rows`, the
+warm-up in `sft`, the report in `summary`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from prosfi.train.recipe import ResolvedRecipe
+
+
+class SetupError(RuntimeError):
+    """The environment cannot run this recipe (e.g. Lean missing for direct_lean); says what to fix."""
+
+
+def ensure_model(script: Any, model_args: Any) -> None:
+    """Build the tiny local model at model_name_or_path when the recipe asks for it and it is absent."""
+    from prosfi.train.config import sub_config
+    from prosfi.train.tiny import build_tiny_model, is_model_dir
+
+    path = model_args.model_name_or_path
+    if not path:
+        raise SetupError("model_name_or_path: set it in the recipe or on the command line")
+    if not script.tiny_model_if_absent or is_model_dir(path):
+        return
+    from accelerate import PartialState
+
+    with PartialState().main_process_first():
+        if not is_model_dir(path):
+            print(f"[prosfi] building the tiny model at {path}", flush=True)
+            build_tiny_model(path, sub_config(script, "tiny"))
+
+
+def make_verifier(script: Any):
+    """The verifier the reward functions and gold traces check steps with (its pool starts on first use)."""
+    from prosfi.train.config import sub_config
+    from prosfi.verify.verifier import Verifier
+
+    return Verifier(sub_config(script, "verifier"))
+
+
+def make_rewards(script: Any, training: Any, verifier: Any) -> list:
+    from prosfi.rewards import make_reward_funcs
+    from prosfi.train.config import sub_config
+
+    audit = script.audit_path
+    if audit and not os.path.isabs(audit):
+        audit = str(Path(training.output_dir) / audit)
+    lean = sub_config(script, "lean") if script.reward_mode == "direct_lean" else None
+    try:
+        return make_reward_funcs(
+            script.reward_mode, sub_config(script, "reward"), sub_config(script, "chain"), verifier,
+            audit_path=audit, asynchronous=script.reward_asynchronous, lean_config=lean,
+        )
+    except (RuntimeError, ImportError) as e:
+        raise SetupError(str(e)) from e
+
+
+def _init_kwargs(model_args: Any, training: Any) -> dict[str, Any]:
+    kwargs = {"revision": model_args.model_revision, "dtype": model_args.dtype}
+    if model_args.attn_implementation:
+        kwargs["attn_implementation"] = model_args.attn_implementation
+    kwargs.update(training.model_init_kwargs or {})
+    return kwargs
+
+
+def _close(objects: list) -> None:
+    for obj in objects:
+        close = getattr(obj, "close", None)
+        if callable(close):
+            close()
+
+
+def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
+    """Run the recipe's stages; return the summary (also written to output_dir/summary.json)."""
+    from accelerate import PartialState
+    from trl import GRPOTrainer, get_peft_config
+
+    from prosfi.train.problems import from_script_args
+    from prosfi.train.rows import grpo_dataset
+    from prosfi.train.sft import run_sft
+    from prosfi.train.summary import MetricsRecorder, summarize
+
+    script, training, model_args = resolved.script, resolved.training, resolved.model
+    out = Path(training.output_dir)
+    if "wandb" in (training.report_to or []):
+        os.environ.setdefault("WANDB_DIR", str(out))
+        os.environ.setdefault("WANDB_PROJECT", "prosfi")
+    if script.torch_threads > 0:
+        import torch
+
+        torch.set_num_threads(script.torch_threads)
+    ensure_model(script, model_args)
+    if PartialState().is_main_process:
+        resolved.write()
+
+    verifier = make_verifier(script)
+    reward_funcs: list = []
+    try:
+        if not sft_only:
+            reward_funcs = make_rewards(script, training, verifier)
+        model_path = model_args.model_name_or_path
+        if script.sft or sft_only:
+            print(f"[prosfi] SFT warm-up on gold traces -> {out / 'sft'}", flush=True)
+            model_path = run_sft(script, training, model_args, model_path, verifier=verifier)
+            if sft_only:
+                return {"run_name": training.run_name, "where": {"sft model": model_path}}
+        problems = from_script_args(script)
+        dataset = grpo_dataset(problems, script.system_prompt, script.few_shot)
+        training.model_init_kwargs = _init_kwargs(model_args, training)
+        recorder = MetricsRecorder(out / "metrics.jsonl")
+        print(f"[prosfi] GRPO: {len(problems)} problems, reward {script.reward_mode}, "
+              f"model {model_path} -> {out}", flush=True)
+        trainer = GRPOTrainer(
+            model=model_path,
+            reward_funcs=reward_funcs,
+            args=training,
+            train_dataset=dataset,
+            peft_config=get_peft_config(model_args),
+            callbacks=[recorder],
+        )
+        trainer.train(resume_from_checkpoint=training.resume_from_checkpoint)
+        trainer.save_model(str(out))
+        wandb_dir = _finish_wandb()
+    finally:
+        _close(reward_funcs)
+        verifier.close()
+
+    where = {"model": str(out), "config": str(out / "prosfi_config.yaml"), "metrics": str(out / "metrics.jsonl")}
+    if script.audit_path:
+        where["verdicts"] = str(out / script.audit_path) if not os.path.isabs(script.audit_path) else script.audit_path
+    if wandb_dir:
+        where["wandb"] = wandb_dir
+    summary = summarize(recorder.rows, training.run_name or out.name, script.summary_window, where)
+    if trainer.accelerator.is_main_process:
+        (out / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
+        print(summary.to_text(), flush=True)
+    return summary.as_dict()
+
+
+def _finish_wandb() -> str | None:
+    """Close this process's wandb run (flushes offline files) and return its directory, if any."""
+    import sys
+
+    wandb = sys.modules.get("wandb")
+    run = getattr(wandb, "run", None) if wandb else None
+    if run is None:
+        return None
+    run_dir = str(Path(run.dir).parent)
+    wandb.finish()
+    return run_dir

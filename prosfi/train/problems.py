@@ -1,0 +1,99 @@
+"""Problems for a training run, from the dataset spec in the script arguments.
+
+One function per source, all returning `Problem`s; the rows TRL sees are built from these in
+`prosfi.train.rows`. Generators are seeded, so a recipe names its data exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prosfi.data.problem import Problem
+
+
+def _people_range(difficulty: str | None, default: tuple[int, int] = (2, 3)) -> list[int]:
+    """'3' -> [3]; '2-4' -> [2, 3, 4]; None -> the default range."""
+    if not difficulty:
+        lo, hi = default
+    else:
+        text = str(difficulty).strip()
+        lo_s, _, hi_s = text.partition("-")
+        try:
+            lo, hi = int(lo_s), int(hi_s or lo_s)
+        except ValueError as e:
+            raise ValueError(f"dataset_difficulty: {difficulty!r} is not a people count like '3' or '2-4'") from e
+    if lo > hi:
+        raise ValueError(f"dataset_difficulty: {difficulty!r} has its bounds the wrong way round")
+    return list(range(lo, hi + 1))
+
+
+def knights_and_knaves(count: int, seed: int, difficulty: str | None = None) -> list[Problem]:
+    """`count` K&K puzzles spread evenly over the people counts in `difficulty`."""
+    from prosfi.data.kk import KKConfig, generate
+
+    people = _people_range(difficulty)
+    out: list[Problem] = []
+    for i, n in enumerate(people):
+        share = count // len(people) + (1 if i < count % len(people) else 0)
+        if share:
+            out.extend(generate(KKConfig(people=n), share, seed + 1000 * n))
+    return out
+
+
+def proverqa_generated(count: int, seed: int, difficulty: str | None = None) -> list[Problem]:
+    """ProverQA-style problems from prosfi's local generator (no hub needed)."""
+    from prosfi.data.pqa_gen import FOLGenConfig, generate
+
+    return generate(FOLGenConfig(difficulty=difficulty or "medium"), count, seed)
+
+
+def proverqa_hub(count: int, difficulty: str | None = None, path: str | None = None) -> list[Problem]:
+    """opendatalab/ProverQA (a dev split, or the train file), or the same file read locally from `path`."""
+    from prosfi.data.proverqa import load_proverqa
+
+    return load_proverqa(difficulty or "hard", path=path, limit=count)
+
+
+def from_jsonl(path: str, count: int) -> list[Problem]:
+    from prosfi.data.problem import read_problems
+
+    out = []
+    for problem in read_problems(path, validate=True):
+        if len(out) >= count:
+            break
+        out.append(problem)
+    return out
+
+
+def generate_problems(spec: str, count: int, seed: int = 0, difficulty: str | None = None,
+                      path: str | None = None, exclude_uncertain: bool = False) -> list[Problem]:
+    """Problems for dataset `spec` (kk, proverqa_gen, proverqa_hub, jsonl)."""
+    if spec == "kk":
+        problems = knights_and_knaves(count, seed, difficulty)
+    elif spec == "proverqa_gen":
+        problems = proverqa_generated(count, seed, difficulty)
+    elif spec == "proverqa_hub":
+        problems = proverqa_hub(count, difficulty, path)
+    elif spec == "jsonl":
+        if not path:
+            raise ValueError("dataset_path: required when dataset is 'jsonl'")
+        problems = from_jsonl(path, count)
+    else:
+        raise ValueError(f"dataset: {spec!r} is not one of kk, proverqa_gen, proverqa_hub, jsonl")
+    if exclude_uncertain:
+        problems = [p for p in problems if p.answer_label != "Uncertain"]
+    if not problems:
+        raise ValueError(f"dataset {spec!r} produced no problems (size {count}, difficulty {difficulty!r})")
+    return problems
+
+
+def from_script_args(script: Any, count: int | None = None, seed_offset: int = 0) -> list[Problem]:
+    """Problems as the script arguments describe them; `seed_offset` draws a disjoint generated set."""
+    return generate_problems(
+        script.dataset,
+        count if count is not None else script.dataset_size,
+        seed=script.dataset_seed + seed_offset,
+        difficulty=script.dataset_difficulty,
+        path=script.dataset_path,
+        exclude_uncertain=script.dataset_exclude_uncertain,
+    )

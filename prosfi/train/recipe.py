@@ -1,0 +1,283 @@
+"""Resolve a recipe: YAML file + command-line overrides -> (script, training, model) arguments.
+
+TRL's `TrlParser` does the parsing; this module adds what an ablation workflow needs on top:
+nested/dotted keys, YAML values coerced to the field's type (`5e-6` is a string to YAML),
+unknown keys rejected with the closest valid names, run names built from the recipe and its
+overrides, a default output directory per run, and `resume_from_checkpoint: auto`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+# Overrides that change where or how a run is logged, not what it trains: left out of run names.
+_NOT_IN_RUN_NAME = {
+    "output_dir", "run_name", "report_to", "logging_steps", "logging_dir", "save_steps", "save_strategy",
+    "resume_from_checkpoint", "dry_run", "log_completions", "num_completions_to_print", "audit_path",
+    "save_total_limit", "push_to_hub", "hub_model_id",
+}
+# Short names for the keys people sweep most.
+_SHORT = {"learning_rate": "lr", "num_generations": "n", "per_device_train_batch_size": "bs",
+          "max_completion_length": "maxlen", "temperature": "temp", "model_name_or_path": "model"}
+RUNS_ROOT = "runs"
+
+
+class RecipeError(ValueError):
+    """A recipe or override the user must fix; the message says what to change."""
+
+
+@dataclass
+class ResolvedRecipe:
+    script: Any
+    training: Any
+    model: Any
+    recipe_path: str | None
+    overrides: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "recipe": self.recipe_path,
+            "overrides": {k: v for k, v in self.overrides},
+            "script": _plain(vars(self.script)),
+            "model": _plain(vars(self.model)),
+            "training": _plain(self.training.to_dict()),
+        }
+
+    def to_yaml(self) -> str:
+        import yaml
+
+        head = "".join(f"# note: {n}\n" for n in self.notes)
+        return head + yaml.safe_dump(self.as_dict(), sort_keys=False, allow_unicode=True, width=110)
+
+    def write(self, directory: str | Path | None = None) -> Path:
+        out = Path(directory or self.training.output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "prosfi_config.yaml"
+        path.write_text(self.to_yaml())
+        return path
+
+
+def _plain(d: dict[str, Any]) -> dict[str, Any]:
+    def conv(v: Any) -> Any:
+        if isinstance(v, (str, int, float, bool)) or v is None:
+            return v
+        if isinstance(v, (list, tuple)):
+            return [conv(x) for x in v]
+        if isinstance(v, dict):
+            return {str(k): conv(x) for k, x in v.items()}
+        return getattr(v, "value", str(v))
+
+    return {k: conv(v) for k, v in d.items() if not k.startswith("_")}
+
+
+def make_parser(dataclass_types: tuple[type, ...] | None = None):
+    """A TrlParser over (ProsfiScriptArguments, GRPOConfig, ModelConfig), no abbreviated flags."""
+    from trl import GRPOConfig, ModelConfig, TrlParser
+
+    from prosfi.train.config import ProsfiScriptArguments
+
+    types_ = dataclass_types or (ProsfiScriptArguments, GRPOConfig, ModelConfig)
+    return TrlParser(types_, allow_abbrev=False)
+
+
+def _dests(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    return {a.dest: a for a in parser._actions if a.dest != "help"}
+
+
+def _unknown(key: str, known: dict[str, Any], where: str) -> RecipeError:
+    close = difflib.get_close_matches(key, list(known), n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(close)}?" if close else "; run `prosfi train --help` for the keys"
+    return RecipeError(f"unknown key {key!r} in {where}{hint}")
+
+
+def flatten(config: dict[str, Any], known: dict[str, Any], where: str) -> dict[str, Any]:
+    """`reward: {right_verified: 1}` -> `reward_right_verified: 1` for group keys that are not fields."""
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        key = str(key).replace("-", "_")
+        if isinstance(value, dict) and key not in known:
+            for sub, sub_value in flatten(value, {}, where).items():
+                flat[f"{key}_{sub}"] = sub_value
+        else:
+            flat[key] = value
+    return flat
+
+
+def _coerce(action: argparse.Action, value: Any) -> Any:
+    """Give a YAML value the field's type, as the command line would (YAML reads 5e-6 as a string)."""
+    if value is None or action.type is None:
+        return value
+    if action.nargs in ("+", "*"):
+        items = value if isinstance(value, (list, tuple)) else [value]
+        return [action.type(x) if isinstance(x, str) else x for x in items]
+    if isinstance(value, str):
+        return action.type(value)
+    if isinstance(value, int) and action.type is float:
+        return float(value)
+    return value
+
+
+def _check_value(action: argparse.Action, key: str, value: str) -> None:
+    """Type-check one command-line value so the error names the key (argparse would print its usage)."""
+    tokens = value.split(",") if action.nargs in ("+", "*") else [value]
+    for token in tokens:
+        if token == "" and action.nargs == "?":
+            continue  # a bare boolean flag
+        try:
+            converted = action.type(token) if action.type else token
+        except (TypeError, ValueError, argparse.ArgumentTypeError) as e:
+            raise RecipeError(f"--{key}: invalid value {token!r} ({e})") from e
+        if action.choices is not None and converted not in action.choices:
+            raise RecipeError(f"--{key}: {token!r} is not one of {', '.join(map(str, action.choices))}")
+
+
+def normalise_overrides(argv: list[str]) -> list[str]:
+    """`--reward.right_verified=1` -> `--reward_right_verified 1`; dashes in keys become underscores."""
+    out: list[str] = []
+    for token in argv:
+        if token.startswith("--") and len(token) > 2:
+            key, eq, value = token[2:].partition("=")
+            out.append("--" + key.replace(".", "_").replace("-", "_"))
+            if eq:
+                out.append(value)
+        else:
+            out.append(token)
+    return out
+
+
+def _override_pairs(argv: list[str]) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+    key = None
+    for token in argv:
+        if token.startswith("--"):
+            key = token[2:]
+            pairs.append((key, ""))
+        elif key is not None:
+            k, v = pairs[-1]
+            pairs[-1] = (k, f"{v},{token}" if v else token)
+    return pairs
+
+
+def run_name(recipe_path: str | None, overrides: list[tuple[str, str]]) -> str:
+    """`prosfi_kk` + `-lr=2e-6-beta=0.01` for the overrides that change what is trained."""
+    base = Path(recipe_path).stem if recipe_path else "prosfi"
+    parts = [base]
+    for key, value in overrides:
+        if key in _NOT_IN_RUN_NAME:
+            continue
+        value = Path(value).name if "/" in value else value
+        parts.append(f"{_SHORT.get(key, key)}={value or 'true'}")
+    return re.sub(r"[^A-Za-z0-9._=,+-]", "_", "-".join(parts))
+
+
+def _has_bf16_device() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+
+
+def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = False) -> ResolvedRecipe:
+    """Parse a recipe and overrides into the three argument dataclasses, or raise RecipeError."""
+    import yaml
+
+    parser = make_parser()
+    known = _dests(parser)
+    config: dict[str, Any] = {}
+    if recipe_path:
+        try:
+            loaded = yaml.safe_load(Path(recipe_path).read_text())
+        except FileNotFoundError as e:
+            raise RecipeError(f"recipe not found: {recipe_path}") from e
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise RecipeError(f"recipe {recipe_path} must be a YAML mapping of keys to values")
+        env = loaded.pop("env", {}) or {}
+        if not isinstance(env, dict):
+            raise RecipeError(f"recipe {recipe_path}: 'env' must be a mapping of variable names to values")
+        import os
+
+        for k, v in env.items():
+            os.environ.setdefault(str(k), str(v))
+        config = flatten(loaded, known, recipe_path)
+        for key in config:
+            if key not in known:
+                raise _unknown(key, known, f"recipe {recipe_path}")
+        try:
+            config = {k: _coerce(known[k], v) for k, v in config.items()}
+        except (TypeError, ValueError) as e:
+            raise RecipeError(f"recipe {recipe_path}: {e}") from e
+
+    argv = normalise_overrides(list(overrides))
+    pairs = _override_pairs(argv)
+    for key, value in pairs:
+        if key not in known:
+            raise _unknown(key, known, "the command line")
+        _check_value(known[key], key, value)
+    dry_run = dry_run or any(k == "dry_run" and v.lower() not in ("false", "0", "no") for k, v in pairs)
+    pairs = [(k, v) for k, v in pairs if k != "dry_run"]
+    explicit = set(config) | {k for k, _ in pairs}
+
+    notes: list[str] = []
+    name = run_name(recipe_path, pairs)
+    if "run_name" not in explicit:
+        config["run_name"] = name
+    if "output_dir" not in explicit:
+        config["output_dir"] = str(Path(RUNS_ROOT) / (config.get("run_name") or name))
+    if dry_run:
+        config["dry_run"] = True
+    # TrainingArguments refuses bf16 without a bf16 device at construction; a dry run resolves the
+    # recipe, not the hardware, so it checks with use_cpu on and restores the recipe's value.
+    cpu_for_check = dry_run and not _has_bf16_device()
+    recipe_use_cpu = config.get("use_cpu", False)
+    if cpu_for_check:
+        config["use_cpu"] = True  # an explicit --use_cpu on the command line still wins
+        notes.append("no bf16-capable accelerator here: hardware checks skipped for this dry run")
+
+    parser.set_defaults_with_config(**config)
+    try:
+        script, training, model, rest = parser.parse_args_into_dataclasses(
+            args=argv, return_remaining_strings=True
+        )
+    except SystemExit as e:  # argparse already printed the reason (bad value for a typed key)
+        raise RecipeError(f"invalid value on the command line: {' '.join(overrides)}") from e
+    except ValueError as e:  # a config's __post_init__ rejected a combination of values
+        raise RecipeError(str(e)) from e
+    if rest:
+        raise RecipeError(f"unexpected arguments {rest}: overrides are `--key value` pairs")
+    if cpu_for_check and "use_cpu" not in {k for k, _ in pairs}:
+        training.use_cpu = recipe_use_cpu
+
+    from prosfi.train.config import validate
+
+    try:
+        validate(script)
+    except ValueError as e:
+        raise RecipeError(str(e)) from e
+    _resolve_resume(training, notes)
+    return ResolvedRecipe(script, training, model, recipe_path, pairs, notes)
+
+
+def _resolve_resume(training: Any, notes: list[str]) -> None:
+    """`resume_from_checkpoint`: true/auto -> the last checkpoint in output_dir (or a fresh start)."""
+    value = training.resume_from_checkpoint
+    if value is None or str(value).lower() in ("false", "no", "none", ""):
+        training.resume_from_checkpoint = None
+        return
+    if str(value).lower() in ("true", "auto", "yes", "last"):
+        from transformers.trainer_utils import get_last_checkpoint
+
+        out = Path(training.output_dir)
+        last = get_last_checkpoint(str(out)) if out.is_dir() else None
+        training.resume_from_checkpoint = last
+        notes.append(f"resume: {last}" if last else f"resume: no checkpoint in {out}, starting fresh")
+
+
+def field_names(cls: type) -> list[str]:
+    return [f.name for f in fields(cls)]

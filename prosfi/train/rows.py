@@ -1,0 +1,50 @@
+"""Rows for TRL from problems: GRPO prompt rows (with the `problem` column the rewards read) and
+SFT rows on gold traces. Thin wrappers over `prosfi.data`, which owns prompts and gold traces.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from prosfi.data.problem import Problem
+
+
+def _prompt_kwargs(system_prompt: str | None, few_shot: int) -> dict[str, Any]:
+    return {"few_shot": few_shot, **({"system_prompt": system_prompt} if system_prompt else {})}
+
+
+def grpo_dataset(problems: Sequence[Problem], system_prompt: str | None = None, few_shot: int = 0):
+    """`datasets.Dataset` with `prompt` (conversational) and `problem` (JSON) columns."""
+    from prosfi.data.prompts import build_dataset
+
+    return build_dataset(list(problems), **_prompt_kwargs(system_prompt, few_shot))
+
+
+def sft_dataset(problems: Sequence[Problem], verifier: Any = None, system_prompt: str | None = None,
+                few_shot: int = 0):
+    """Prompt-completion rows on the gold traces of `problems` (problems without one are skipped)."""
+    from datasets import Dataset
+
+    from prosfi.data.gold import gold_completion, to_sft_row
+
+    rows = []
+    for problem in problems:
+        completion = gold_completion(problem, verifier=verifier)
+        if completion:
+            rows.append(to_sft_row(problem, completion, system_prompt=system_prompt, few_shot=few_shot))
+    if not rows:
+        raise ValueError("no gold traces could be built for the SFT set")
+    return Dataset.from_list(rows)
+
+
+def prompt_text(problem: Problem) -> str:
+    """The prompt's messages as plain text (for training the tiny tokenizer)."""
+    from prosfi.data.prompts import to_prompt_row
+
+    return "\n".join(m["content"] for m in to_prompt_row(problem)["prompt"])
+
+
+def gold_text(problem: Problem) -> str | None:
+    from prosfi.data.gold import gold_completion
+
+    return gold_completion(problem)

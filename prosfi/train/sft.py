@@ -1,0 +1,101 @@
+"""SFT warm-up on gold traces (TRL `SFTTrainer`): teaches the output format before GRPO.
+
+Runs alone (`prosfi sft`) or as the first stage of a recipe (`sft: true`). The stage writes a
+full model to `<output_dir>/sft` (LoRA adapters are merged), which GRPO then starts from; a stage
+that already finished there is not run again, so a resumed recipe goes straight to GRPO.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+SFT_SUBDIR = "sft"
+DONE_MARKER = "prosfi_sft_done"
+
+
+def sft_dir(training: Any) -> Path:
+    return Path(training.output_dir) / SFT_SUBDIR
+
+
+def sft_done(training: Any) -> bool:
+    return (sft_dir(training) / DONE_MARKER).is_file()
+
+
+def sft_config(script: Any, training: Any):
+    """SFTConfig for the stage: the recipe's sft_* keys plus the device/precision/logging of GRPO."""
+    from trl import SFTConfig
+
+    return SFTConfig(
+        output_dir=str(sft_dir(training)),
+        max_steps=script.sft_max_steps,
+        num_train_epochs=script.sft_num_train_epochs,
+        learning_rate=script.sft_learning_rate,
+        per_device_train_batch_size=script.sft_per_device_train_batch_size,
+        max_length=script.sft_max_length,
+        gradient_accumulation_steps=1,
+        lr_scheduler_type="cosine",
+        warmup_steps=0.05,
+        logging_steps=max(1, training.logging_steps),
+        save_strategy="no",
+        report_to=training.report_to,
+        run_name=f"{training.run_name}-sft" if training.run_name else None,
+        use_cpu=training.use_cpu,
+        bf16=training.bf16,
+        fp16=training.fp16,
+        seed=training.seed,
+        dataloader_num_workers=training.dataloader_num_workers,
+        gradient_checkpointing=training.gradient_checkpointing,
+        disable_tqdm=training.disable_tqdm,
+    )
+
+
+def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifier: Any = None,
+            callbacks: list | None = None) -> str:
+    """Train on gold traces of a problem set disjoint from GRPO's; return the model directory."""
+    from trl import SFTTrainer, get_peft_config
+
+    from prosfi.train.problems import from_script_args
+    from prosfi.train.rows import sft_dataset
+
+    out = sft_dir(training)
+    if sft_done(training):
+        return str(out)
+    problems = disjoint(from_script_args(script, count=script.sft_size, seed_offset=1), from_script_args(script))
+    dataset = sft_dataset(problems, verifier=verifier, system_prompt=script.system_prompt, few_shot=script.few_shot)
+    args = sft_config(script, training)
+    args.model_init_kwargs = _model_init_kwargs(model_args)
+    trainer = SFTTrainer(
+        model=model_path,
+        args=args,
+        train_dataset=dataset,
+        peft_config=get_peft_config(model_args),
+        callbacks=callbacks,
+    )
+    trainer.train()
+    model = trainer.model
+    if hasattr(model, "merge_and_unload"):  # a LoRA warm-up: GRPO starts from the merged weights
+        model = model.merge_and_unload()
+    if trainer.accelerator.is_main_process:
+        trainer.accelerator.unwrap_model(model).save_pretrained(out)
+        trainer.processing_class.save_pretrained(out)
+        (out / DONE_MARKER).write_text(f"{len(dataset)} gold traces, {trainer.state.global_step} steps\n")
+    trainer.accelerator.wait_for_everyone()
+    return str(out)
+
+
+def _content_key(problem: Any) -> tuple:
+    return (problem.kind, tuple(p.formal for p in problem.premises), problem.goal)
+
+
+def disjoint(sft_problems: list, grpo_problems: list) -> list:
+    """The SFT problems that GRPO will not see (small generated spaces, e.g. 2-person K&K, overlap)."""
+    seen = {_content_key(p) for p in grpo_problems}
+    return [p for p in sft_problems if _content_key(p) not in seen]
+
+
+def _model_init_kwargs(model_args: Any) -> dict[str, Any]:
+    kwargs = {"revision": model_args.model_revision, "dtype": model_args.dtype}
+    if model_args.attn_implementation:
+        kwargs["attn_implementation"] = model_args.attn_implementation
+    return kwargs

@@ -1,0 +1,117 @@
+"""What a finished run tells its user: reward, answer accuracy and chain validity at the start and
+at the end of GRPO, and where the run and its logs are.
+
+`MetricsRecorder` keeps every logged row (and appends it to `metrics.jsonl` in the output
+directory); `summarize` averages the first and last few rows of each headline metric.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from transformers import TrainerCallback
+
+# headline -> substrings that identify its logged key (first match wins; TRL and the reward
+# functions decide the exact names, e.g. `reward`, `prosfi/answer_accuracy`, `prosfi/chain_valid_rate`).
+HEADLINES: dict[str, tuple[tuple[str, ...], ...]] = {
+    "reward": (("reward",),),
+    "answer accuracy": (("answer_accuracy",), ("answer", "acc")),
+    "chain validity": (("chain_valid",), ("chain", "valid")),
+    "format rate": (("format_rate",), ("format", "ok")),
+}
+
+
+class MetricsRecorder(TrainerCallback):
+    """Collects the trainer's logged rows; on the main process also appends them to a JSONL file."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self.path = Path(path) if path else None
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if not logs:
+            return
+        row = {"step": state.global_step, **{k: v for k, v in logs.items() if _number(v) is not None}}
+        self.rows.append(row)
+        if self.path is not None and state.is_world_process_zero:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a") as f:
+                f.write(json.dumps(row) + "\n")
+
+
+def _number(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return float(v)
+    if isinstance(v, (int, float)) and math.isfinite(v):
+        return float(v)
+    return None
+
+
+def headline_key(keys: Sequence[str], name: str) -> str | None:
+    """The logged key that carries headline `name` (exact `reward` preferred for the reward)."""
+    if name == "reward" and "reward" in keys:
+        return "reward"
+    for parts in HEADLINES[name]:
+        for key in sorted(keys):
+            low = key.lower()
+            if name != "reward" and ("std" in low or low.startswith("rewards/")):
+                continue
+            if all(p in low for p in parts):
+                return key
+    return None
+
+
+@dataclass
+class Summary:
+    run_name: str
+    steps: int
+    window: int
+    rows: dict[str, tuple[str, float | None, float | None]] = field(default_factory=dict)
+    where: dict[str, str] = field(default_factory=dict)
+
+    def to_text(self) -> str:
+        w = self.window
+        lines = [f"== prosfi run summary: {self.run_name} ==",
+                 f"GRPO steps: {self.steps}; start = mean of the first {w} logged steps, end = the last {w}"]
+        lines.append(f"{'':<18}{'start':>10}{'end':>10}   logged as")
+        for name, (key, start, end) in self.rows.items():
+            lines.append(f"{name:<18}{_fmt(start):>10}{_fmt(end):>10}   {key}")
+        missing = [n for n in HEADLINES if n not in self.rows]
+        if missing:
+            lines.append(f"(not logged by this reward mode: {', '.join(missing)})")
+        for label, path in self.where.items():
+            lines.append(f"{label + ':':<18}{path}")
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"run_name": self.run_name, "steps": self.steps, "window": self.window,
+                "metrics": {n: {"key": k, "start": s, "end": e} for n, (k, s, e) in self.rows.items()},
+                "where": self.where}
+
+
+def _fmt(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.3f}"
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def summarize(rows: Sequence[dict[str, Any]], run_name: str, window: int = 2,
+              where: dict[str, str] | None = None) -> Summary:
+    """Start/end means of the headline metrics over the training rows (those that carry a reward)."""
+    train_rows = [r for r in rows if "reward" in r]
+    keys = sorted({k for r in train_rows for k in r})
+    summary = Summary(run_name=run_name, steps=max((r.get("step", 0) for r in train_rows), default=0),
+                      window=window, where=dict(where or {}))
+    for name in HEADLINES:
+        key = headline_key(keys, name)
+        if key is None:
+            continue
+        series = [r[key] for r in train_rows if key in r]
+        summary.rows[name] = (key, _mean(series[:window]), _mean(series[-window:]))
+    return summary

@@ -1,0 +1,424 @@
+"""Check a step chain against its problem: is every step a verified, honest inference, and does
+the chain establish the answer it claims?
+
+Each step is checked as `cited formulas ⊢ conclusion` (cited ids are replaced by the problem's
+premises or earlier conclusions, so a step cannot misquote a premise). Guards stop cheap ways to
+look verified: over-citation, tautologies, restating a citation, repeating a conclusion, padding
+past `max_steps`. Checks are collected for a whole batch of chains and sent to the verifier in two
+rounds (`ChainBatch`): round 1 the steps (and the countermodel checks of an Uncertain claim),
+round 2 tautology and equivalence checks for steps round 1 proved.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import NamedTuple, Sequence
+
+from prosfi.data.problem import Problem
+from prosfi.logic import Eq, FormulaError, Not, Pred, canonical, parse
+from prosfi.logic.signature import symbols_of
+from prosfi.trace.answer import ParsedAnswer
+from prosfi.trace.schema import Step
+from prosfi.verify.verdict import Entailment, Status, Verdict
+
+log = logging.getLogger(__name__)
+
+REJECTED = "rejected"  # a guard made the step not count; not a prover verdict
+_VALID = Status.VALID.value
+
+
+@dataclass
+class ChainConfig:
+    max_dependencies: int = field(
+        default=4,
+        metadata={"help": "A step citing more ids than this is rejected: steps must be atomic, not 'all "
+                  "premises, therefore the goal'."},
+    )
+    max_steps: int = field(
+        default=64, metadata={"help": "Steps beyond this many are rejected unchecked (padding, cost)."}
+    )
+    reject_tautology: bool = field(
+        default=True, metadata={"help": "Reject a step whose conclusion is provable from no premises."}
+    )
+    reject_restatement: bool = field(
+        default=True,
+        metadata={"help": "Reject a step whose conclusion is (alpha-equivalent to) one of its citations."},
+    )
+    reject_repeat: bool = field(
+        default=True,
+        metadata={"help": "Reject a step whose conclusion was already a premise or an earlier conclusion."},
+    )
+    goal_by_equivalence: bool = field(
+        default=True,
+        metadata={"help": "Also accept a verified step logically equivalent to the goal (or an answer "
+                  "literal), checked by the verifier both ways; otherwise only textual (canonical) matches."},
+    )
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_dependencies, int) or self.max_dependencies < 1:
+            raise ValueError(f"ChainConfig.max_dependencies must be an int >= 1, got {self.max_dependencies!r}")
+        if not isinstance(self.max_steps, int) or self.max_steps < 1:
+            raise ValueError(f"ChainConfig.max_steps must be an int >= 1, got {self.max_steps!r}")
+
+
+@dataclass(frozen=True)
+class StepResult:
+    id: str
+    verdict: str  # valid | invalid | unknown | error | rejected
+    reason: str = ""
+    backend: str | None = None
+    ms: float = 0.0
+
+    @property
+    def verified(self) -> bool:
+        return self.verdict == _VALID
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "verdict": self.verdict, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class ChainResult:
+    steps: tuple[StepResult, ...]
+    all_verified: bool  # every step verified (vacuously true for no steps)
+    established: bool  # the chain (or, for Uncertain, the countermodels) establishes the claim
+    reason: str = ""  # why the chain is not valid; empty when it is
+    failed: bool = False  # checking itself broke (the reason says how); scored as a format failure
+
+    @property
+    def chain_valid(self) -> bool:
+        return self.all_verified and self.established
+
+    @property
+    def verified_fraction(self) -> float:
+        if not self.steps:
+            return 1.0 if self.established else 0.0
+        return sum(s.verified for s in self.steps) / len(self.steps)
+
+
+class Parsed(NamedTuple):
+    canonical: str | None  # None when the text does not parse
+    symbols: frozenset[str]  # predicate, function and constant names
+    error: str  # why it does not parse, else ""
+    literal: bool  # an atom or a negated atom (never a tautology, see `_is_literal`)
+
+
+class Formulas:
+    """Parsed formulas of one batch, by text: parse and canonicalise each text once; premises'
+    canonical forms once per problem (the samples of a GRPO group share them)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[str, Parsed] = {}
+        self._premises: dict[int, tuple[Problem, dict[str, str]]] = {}
+
+    def get(self, text: str) -> Parsed:
+        hit = self._memo.get(text)
+        if hit is None:
+            try:
+                f = parse(text)
+                hit = Parsed(canonical(f), frozenset(s.name for s in symbols_of(f)), "", _is_literal(f))
+            except FormulaError as exc:
+                hit = Parsed(None, frozenset(), f"does not parse: {exc}", False)
+            except RecursionError:
+                hit = Parsed(None, frozenset(), "does not parse: nested too deeply", False)
+            self._memo[text] = hit
+        return hit
+
+    def canonical(self, text: str) -> str | None:
+        return self.get(text).canonical
+
+    def premise_canonicals(self, problem: Problem) -> dict[str, str]:
+        """Premise id -> canonical form (premises that do not parse are left out)."""
+        hit = self._premises.get(id(problem))
+        if hit is None or hit[0] is not problem:
+            forms = {pid: self.canonical(text) for pid, text in problem.premise_map.items()}
+            hit = (problem, {pid: c for pid, c in forms.items() if c is not None})
+            self._premises[id(problem)] = hit
+        return hit[1]
+
+
+def _is_literal(f) -> bool:
+    """An atom `P t…`, `a = b` (a, b different terms) or the negation of one. No such formula is
+    true in every model, so a literal step needs no tautology check."""
+    if isinstance(f, Not):
+        f = f.body
+    if isinstance(f, Pred):
+        return True
+    return isinstance(f, Eq) and f.left != f.right
+
+
+def negation(text: str) -> str:
+    return f"¬ ({text})"
+
+
+class ChainCheck:
+    """One chain against one problem and one claimed answer; see the module docstring for rounds."""
+
+    def __init__(self, problem: Problem, steps: Sequence[Step], claim: ParsedAnswer,
+                 config: ChainConfig, formulas: Formulas, establish: bool = True) -> None:
+        """`establish=False` verifies the steps only (a claim already known to be wrong earns nothing
+        more from being established, so its goal and countermodel checks are skipped)."""
+        self.problem, self.steps, self.claim, self.config, self.formulas = problem, steps, claim, config, formulas
+        self.establish = establish
+        self.premises = problem.premise_map
+        self._conclusions = {s.id: s.conclusion for s in steps}
+        self._pre: dict[int, StepResult] = {}  # step index -> rejected/error before proving
+        self._step_checks: dict[int, Entailment] = {}
+        self._uncertain: list[Entailment] = []
+        self._targets: list[str] = self._claim_targets()
+        self._round1: dict[int, Verdict] = {}
+        self._taut: dict[int, Entailment] = {}
+        self._equiv: dict[tuple[int, int], tuple[Entailment, Entailment]] = {}
+
+    def _claim_targets(self) -> list[str]:
+        if not self.claim.ok or not self.establish:
+            return []
+        if self.problem.kind == "assignment":
+            return self.claim.formulas()
+        goal = self.problem.goal or ""
+        return {"True": [goal], "False": [negation(goal)]}.get(self.claim.label or "", [])
+
+    @property
+    def _claims_uncertain(self) -> bool:
+        return (self.establish and self.problem.kind != "assignment" and self.claim.ok
+                and self.claim.label == "Uncertain")
+
+    # ------------------------------------------------------------------ round 1
+    def round1(self) -> list[Entailment]:
+        formulas = self.formulas
+        step_index = {s.id: i for i, s in enumerate(self.steps)}
+        self._canon = dict(formulas.premise_canonicals(self.problem))  # id -> canonical, steps added below
+        seen: dict[str, str] = {}  # canonical -> "premise h1" / "s2's conclusion"
+        for pid, c in self._canon.items():
+            seen.setdefault(c, f"premise {pid}")
+        for i, step in enumerate(self.steps):
+            c, _, err, _ = formulas.get(step.conclusion)
+            pre = self._guard(i, step, step_index, seen, c, err)
+            if c is not None:
+                seen.setdefault(c, f"{step.id}'s conclusion")
+                self._canon.setdefault(step.id, c)
+            if pre is not None:
+                self._pre[i] = pre
+                continue
+            deps = dict.fromkeys(step.dependencies)
+            cited = {d: self._formula_of(d) for d in deps}
+            self._step_checks[i] = Entailment(cited, step.conclusion, id=step.id)
+        if self._claims_uncertain and self.problem.goal:
+            goal = self.problem.goal
+            self._uncertain = [Entailment(self.premises, goal, id="uncertain+"),
+                               Entailment(self.premises, negation(goal), id="uncertain-")]
+        return list(self._step_checks.values()) + self._uncertain
+
+    def _formula_of(self, ref: str) -> str:
+        if ref in self.premises:
+            return self.premises[ref]
+        return self._conclusions[ref]
+
+    def _guard(self, i: int, step: Step, step_index: dict[str, int], seen: dict[str, str], c: str | None,
+               err: str) -> StepResult | None:
+        cfg = self.config
+        if i >= cfg.max_steps:
+            return StepResult(step.id, REJECTED, f"beyond max_steps ({cfg.max_steps})")
+        for d in step.dependencies:
+            if d in self.premises:
+                continue
+            j = step_index.get(d)
+            if j is None:
+                return StepResult(step.id, Status.INVALID.value, f"cites unknown id {d!r}")
+            if j == i:
+                return StepResult(step.id, Status.INVALID.value, "cites itself")
+            if j > i:
+                return StepResult(step.id, Status.INVALID.value, f"forward reference to {d!r}")
+        n = len(set(step.dependencies))
+        if n > cfg.max_dependencies:
+            return StepResult(step.id, REJECTED, f"cites {n} ids (max_dependencies {cfg.max_dependencies})")
+        if c is None:
+            return StepResult(step.id, Status.ERROR.value, f"conclusion {err}")
+        if cfg.reject_restatement:
+            for d in step.dependencies:
+                if self._canon.get(d) == c:
+                    return StepResult(step.id, REJECTED, f"restates its citation {d!r}")
+        if cfg.reject_repeat and c in seen:
+            return StepResult(step.id, REJECTED, f"repeats {seen[c]}")
+        return None
+
+    # ------------------------------------------------------------------ round 2
+    def round2(self, verdicts: Sequence[Verdict]) -> list[Entailment]:
+        n = len(self._step_checks)
+        self._round1 = dict(zip(self._step_checks, verdicts[:n]))
+        self._uncertain_verdicts = list(verdicts[n:])
+        proved = [i for i, v in self._round1.items() if v.valid]
+        if self.config.reject_tautology:
+            for i in proved:
+                if not self.formulas.get(self.steps[i].conclusion).literal:
+                    self._taut[i] = Entailment({}, self.steps[i].conclusion, id=f"{self.steps[i].id}:tautology")
+        if self.config.goal_by_equivalence:
+            proved_canon = {self.formulas.canonical(self.steps[i].conclusion) for i in proved}
+            for t, target in enumerate(self._targets):
+                tc, tsyms, _, _ = self.formulas.get(target)
+                if tc is None or tc in proved_canon:
+                    continue
+                for i in proved:
+                    text = self.steps[i].conclusion
+                    if self.formulas.get(text).symbols == tsyms:  # same vocabulary: worth a prover call
+                        self._equiv[(t, i)] = (Entailment({"step": text}, target), Entailment({"goal": target}, text))
+        return list(self._taut.values()) + [e for pair in self._equiv.values() for e in pair]
+
+    # ------------------------------------------------------------------ result
+    def finish(self, verdicts: Sequence[Verdict]) -> ChainResult:
+        it = iter(verdicts)
+        taut = {i: next(it) for i in self._taut}
+        equiv = {key: (next(it), next(it)) for key in self._equiv}
+        results: list[StepResult] = []
+        for i, step in enumerate(self.steps):
+            if i in self._pre:
+                results.append(self._pre[i])
+                continue
+            v = self._round1[i]
+            if v.valid and i in taut and taut[i].valid:
+                results.append(StepResult(step.id, REJECTED, "tautology: provable from no premises", v.backend, v.ms))
+            else:
+                results.append(StepResult(step.id, v.status.value, "" if v.valid else (v.detail or v.status.value),
+                                          v.backend, v.ms))
+        verified = {i for i, r in enumerate(results) if r.verified}
+        all_verified = len(verified) == len(results)
+        established, why = self._established(verified, equiv)
+        reason = ""
+        if not all_verified:
+            bad = next(r for r in results if not r.verified)
+            reason = f"step {bad.id} {bad.verdict}" + (f": {bad.reason}" if bad.reason else "")
+        elif not established:
+            reason = why
+        return ChainResult(tuple(results), all_verified, established, reason)
+
+    def _established(self, verified: set[int], equiv: dict) -> tuple[bool, str]:
+        if not self.claim.ok:
+            return False, "no readable answer to establish"
+        if not self.establish:
+            return False, "answer not checked against the chain (known to be wrong)"
+        if self._claims_uncertain:
+            if not self.problem.goal:
+                return False, "problem has no goal"
+            pos, neg = self._uncertain_verdicts
+            if pos.status is Status.VALID:
+                return False, "Uncertain claimed, but the premises entail the goal"
+            if neg.status is Status.VALID:
+                return False, "Uncertain claimed, but the premises entail the goal's negation"
+            if pos.status is not Status.INVALID or neg.status is not Status.INVALID:
+                return False, "Uncertain not shown: no countermodel both ways " \
+                              f"(goal: {pos.status.value}, negation: {neg.status.value})"
+            return True, ""
+        if not self._targets:
+            return False, "answer claims nothing the chain can establish"
+        for t, target in enumerate(self._targets):
+            tc = self.formulas.canonical(target)
+            if tc is not None and any(self.formulas.canonical(self.steps[i].conclusion) == tc for i in verified):
+                continue
+            if any(i in verified and a.valid and b.valid for (tt, i), (a, b) in equiv.items() if tt == t):
+                continue
+            return False, f"no verified step concludes {target}"
+        return True, ""
+
+
+class ChainBatch:
+    """Many `ChainCheck`s whose checks go to the verifier together, deduplicated, in two rounds.
+
+    Drive it with `check(verifier)` (sync) or `await acheck(verifier)`; or by hand: `requests()`
+    yields lists of entailments and takes their verdicts back (`send`).
+    """
+
+    def __init__(self, checks: Sequence[ChainCheck]) -> None:
+        self.checks = list(checks)
+        self.verify_ms = 0.0
+
+    def requests(self):
+        failed: dict[int, str] = {}
+        wanted = [self._safe(failed, i, c.round1) for i, c in enumerate(self.checks)]
+        got = yield from self._ask(wanted)
+        wanted = [self._safe(failed, i, c.round2, v) for i, (c, v) in enumerate(zip(self.checks, got))]
+        got = yield from self._ask(wanted)
+        results = [self._safe(failed, i, c.finish, v) for i, (c, v) in enumerate(zip(self.checks, got))]
+        return [ChainResult((), False, False, failed[i], failed=True) if i in failed else r
+                for i, r in enumerate(results)]
+
+    @staticmethod
+    def _safe(failed: dict[int, str], i: int, fn, *args):
+        """Run one chain's part; an exception fails that chain only (with a reason and a warning)."""
+        if i in failed:
+            return []
+        try:
+            return fn(*args)
+        except Exception as exc:  # noqa: BLE001 - a bad completion must never crash the batch
+            log.warning("chain check failed: %r", exc, exc_info=True)
+            failed[i] = f"internal error while checking the chain: {exc!r}"[:300]
+            return []
+
+    @staticmethod
+    def _ask(wanted: list[list[Entailment]]):
+        """Send the distinct entailments once; hand each chain its verdicts in order."""
+        unique: dict[tuple, int] = {}
+        batch: list[Entailment] = []
+        slots: list[list[int]] = []
+        for entailments in wanted:
+            row = []
+            for e in entailments:
+                key = (tuple(e.premises.values()), e.conclusion)
+                if key not in unique:
+                    unique[key] = len(batch)
+                    batch.append(e)
+                row.append(unique[key])
+            slots.append(row)
+        verdicts = (yield batch) if batch else []
+        return [[verdicts[k] for k in row] for row in slots]
+
+    def check(self, verifier) -> list[ChainResult]:
+        gen = self.requests()
+        try:
+            batch = next(gen)
+            while True:
+                batch = gen.send(self._timed(verifier.check_many, batch))
+        except StopIteration as stop:
+            return stop.value
+
+    async def acheck(self, verifier) -> list[ChainResult]:
+        gen = self.requests()
+        try:
+            batch = next(gen)
+            while True:
+                t0 = time.perf_counter()
+                try:
+                    verdicts = _complete(batch, await verifier.acheck_many(batch))
+                except Exception as exc:  # noqa: BLE001 - the trainer must not crash on a batch
+                    verdicts = _failed(batch, exc)
+                self.verify_ms += (time.perf_counter() - t0) * 1000
+                batch = gen.send(verdicts)
+        except StopIteration as stop:
+            return stop.value
+
+    def _timed(self, check_many, batch):
+        t0 = time.perf_counter()
+        try:
+            verdicts = _complete(batch, check_many(batch))
+        except Exception as exc:  # noqa: BLE001 - the trainer must not crash on a batch
+            verdicts = _failed(batch, exc)
+        self.verify_ms += (time.perf_counter() - t0) * 1000
+        return verdicts
+
+
+def _failed(batch: Sequence[Entailment], exc: Exception) -> list[Verdict]:
+    log.warning("verifier failed on a batch of %d checks: %r; scoring them unknown", len(batch), exc)
+    return [Verdict(Status.UNKNOWN, None, 0.0, f"verifier failed: {exc!r}"[:200])] * len(batch)
+
+
+def _complete(batch: Sequence[Entailment], verdicts: Sequence[Verdict]) -> list[Verdict]:
+    """Guard the one-verdict-per-check contract: a short answer reads as unknown for the rest."""
+    verdicts = list(verdicts)
+    if len(verdicts) < len(batch):
+        verdicts += [Verdict(Status.UNKNOWN, None, 0.0, "verifier returned no verdict")] * (len(batch) - len(verdicts))
+    return verdicts[: len(batch)]
+
+
+__all__ = ["ChainConfig", "StepResult", "ChainResult", "ChainCheck", "ChainBatch", "Formulas", "Parsed", "REJECTED",
+           "negation"]

@@ -1,0 +1,156 @@
+"""`prosfi check STEPS.jsonl`: verify step entailments from a JSONL file.
+
+Input line:  {"id": …, "premises": {"h1": "<formula>", …}, "conclusion": "<formula>"}
+Output line: {"id": …, "verdict": "valid|invalid|unknown|error", "backend": …, "ms": …, "detail": …}
+
+Every input line yields exactly one output line, in order: a line that is not JSON, not an
+object, or lacks a field yields an `error` line (with its `id` when one can be read). The file
+is read in chunks, so memory stays bounded however long it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import re
+import sys
+from typing import IO, Any, Iterable, Iterator
+
+from prosfi.verify.config import VerifierConfig
+from prosfi.verify.verdict import Entailment, Verdict, error
+
+PROGRESS_MIN_LINES = 1000
+_ID_RE = re.compile(r'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    defaults = VerifierConfig(workers=1)
+    parser.add_argument("steps", help="input JSONL of step checks ('-' reads stdin)")
+    parser.add_argument("-o", "--output", help="output JSONL (default: stdout)")
+    parser.add_argument("--backends", default=",".join(defaults.backends),
+                        help="comma-separated cascade order (default: %(default)s)")
+    parser.add_argument("--timeout-ms", type=int, default=defaults.timeout_ms,
+                        help="time limit per check and backend (default: %(default)s)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="worker processes (default: the available cores; 0 = in-process)")
+    parser.add_argument("--chunk-size", type=int, default=4096,
+                        help="lines verified per batch; bounds memory (default: %(default)s)")
+    parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+
+
+def _error_line(detail: str, raw: str | None = None, obj: Any = None) -> tuple[Any, Verdict]:
+    ident = obj.get("id") if isinstance(obj, dict) else None
+    if ident is None and raw is not None:
+        m = _ID_RE.search(raw)
+        if m:
+            try:
+                ident = json.loads(m.group(1))
+            except ValueError:
+                ident = None
+    return ident, error(detail)
+
+
+def read_line(line: str) -> tuple[Any, Entailment | Verdict]:
+    """(id, Entailment) for a well-formed line, else (id if readable, an `error` Verdict)."""
+    text = line.strip()
+    if not text:
+        return None, error("empty line")
+    try:
+        obj = json.loads(text)
+    except ValueError as exc:
+        return _error_line(f"not valid JSON: {exc}", raw=text)
+    if not isinstance(obj, dict):
+        return None, error(f"a step check must be a JSON object, not {type(obj).__name__}")
+    missing = [k for k in ("premises", "conclusion") if k not in obj]
+    if missing:
+        return _error_line(f"missing field(s): {', '.join(missing)}", obj=obj)
+    premises, conclusion = obj["premises"], obj["conclusion"]
+    if not isinstance(premises, dict):
+        return _error_line("`premises` must be an object mapping names to formulas", obj=obj)
+    bad = [str(k) for k, v in premises.items() if not isinstance(v, str)]
+    if bad:
+        return _error_line(f"premise(s) {', '.join(bad)}: a formula must be a string", obj=obj)
+    if not isinstance(conclusion, str):
+        return _error_line("`conclusion` must be a string", obj=obj)
+    ident = obj.get("id")
+    return ident, Entailment(premises, conclusion, None if ident is None else str(ident))
+
+
+def output_record(ident: Any, verdict: Verdict) -> dict:
+    return {"id": ident, "verdict": verdict.status.value, "backend": verdict.backend,
+            "ms": round(verdict.ms, 3), "detail": verdict.detail}
+
+
+def check_lines(lines: Iterable[str], verifier, chunk_size: int = 4096) -> Iterator[dict]:
+    """One output record per input line, in order, verifying `chunk_size` lines at a time."""
+    it = iter(lines)
+    while True:
+        chunk = list(itertools.islice(it, chunk_size))
+        if not chunk:
+            return
+        read = [read_line(line) for line in chunk]
+        todo = [(k, x) for k, (_, x) in enumerate(read) if isinstance(x, Entailment)]
+        verdicts = verifier.check_many([x for _, x in todo]) if todo else []
+        answers: dict[int, Verdict] = {k: v for (k, _), v in zip(todo, verdicts)}
+        for k, (ident, x) in enumerate(read):
+            yield output_record(ident, answers.get(k, x))  # type: ignore[arg-type]
+
+
+def _count_lines(path: str) -> int | None:
+    try:
+        with open(path, "rb") as fh:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
+    except OSError:
+        return None
+
+
+def run(args: argparse.Namespace) -> int:
+    from prosfi.verify.verifier import Verifier
+
+    if args.chunk_size <= 0:
+        print("prosfi check: --chunk-size must be > 0", file=sys.stderr)
+        return 2
+    overrides: dict[str, Any] = {"backends": args.backends, "timeout_ms": args.timeout_ms}
+    if args.workers is not None:
+        overrides["workers"] = args.workers
+    try:
+        config = VerifierConfig(**overrides)
+    except ValueError as exc:
+        print(f"prosfi check: {exc}", file=sys.stderr)
+        return 2
+    from_stdin = args.steps == "-"
+    if not from_stdin and not os.path.isfile(args.steps):
+        print(f"prosfi check: no such file: {args.steps}", file=sys.stderr)
+        return 2
+    total = None if from_stdin else _count_lines(args.steps)
+    show = (not args.no_progress and sys.stderr.isatty() and total is not None
+            and total >= PROGRESS_MIN_LINES)
+    try:
+        verifier = Verifier(config)
+    except ValueError as exc:  # e.g. an unknown backend name
+        print(f"prosfi check: {exc}", file=sys.stderr)
+        return 2
+    src: IO[str] = (sys.stdin if from_stdin
+                    else open(args.steps, encoding="utf-8", errors="replace", newline=None))
+    out: IO[str] = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        with verifier:
+            records = check_lines(src, verifier, args.chunk_size)
+            if show:
+                from tqdm import tqdm
+
+                records = tqdm(records, total=total, unit="step", file=sys.stderr, desc="prosfi check")
+            for record in records:
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            out.flush()
+    finally:
+        if src is not sys.stdin:
+            src.close()
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+__all__ = ["add_arguments", "run", "check_lines", "read_line", "output_record"]

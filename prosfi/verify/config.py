@@ -1,0 +1,111 @@
+"""How a `Verifier` checks: which backends in which order, time limits, workers, cache size.
+
+One dataclass in TRL's style (every field has `help`), validated in `__post_init__` so a
+misconfiguration fails at construction with a message that names the field.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+
+def default_workers() -> int:
+    """The cores this process may run on (cgroup/affinity aware where the OS tells us)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - non-Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class VerifierConfig:
+    backends: tuple[str, ...] = field(
+        default=("z3", "prover9"),
+        metadata={
+            "help": "Backends in cascade order: names (z3, prover9, lean) or 'module:Class' for a custom "
+            "prosfi.verify.backend.Backend. The first `valid` wins; `invalid` needs a countermodel. A "
+            "backend that is not installed is reported once and skipped; an unknown name is an error."
+        },
+    )
+    timeout_ms: int = field(
+        default=2000,
+        metadata={"help": "Time limit per check and backend in milliseconds (Z3's own timeout, Prover9's "
+                  "subprocess limit)."},
+    )
+    hard_timeout_ms: int | None = field(
+        default=None,
+        metadata={
+            "help": "Wall-clock limit per check enforced by killing the worker process (then respawned). "
+            "Default: timeout_ms per in-worker backend plus 1000 ms of grace."
+        },
+    )
+    workers: int = field(
+        default_factory=default_workers,
+        metadata={"help": "Worker processes (default: the available cores). 0 runs every check in this "
+                  "process without a pool and without hard timeouts: for debugging only."},
+    )
+    cache_size: int = field(
+        default=200_000,
+        metadata={"help": "Verdicts kept in the LRU cache (valid/invalid/error only); 0 disables it."},
+    )
+    parse_cache_size: int = field(
+        default=100_000,
+        metadata={"help": "Parsed formulas kept (by text) in the parent process; 0 disables it."},
+    )
+    max_formula_chars: int = field(
+        default=10_000,
+        metadata={"help": "Formulas longer than this are an `error` verdict."},
+    )
+    truth_table: bool = field(
+        default=True,
+        metadata={"help": "Before any backend, evaluate each check over the finite domain of its constants "
+                  "with exact truth tables in this process: a countermodel found there is `invalid`; a ground "
+                  "check without equality (every Knights & Knaves step) with none is `valid`."},
+    )
+    truth_table_max_atoms: int = field(
+        default=16,
+        metadata={"help": "Checks with more possible atoms than this (predicates × domain^arity) skip "
+                  "the truth table."},
+    )
+    prover9_max_seconds: int = field(
+        default=2,
+        metadata={"help": "Prover9's own search limit, assign(max_seconds, n); never more than timeout_ms."},
+    )
+    batch_size: int = field(
+        default=64,
+        metadata={"help": "Most checks sent to one worker at a time (checks of one signature share a "
+                  "solver within a batch)."},
+    )
+    def __post_init__(self) -> None:
+        if isinstance(self.backends, str):
+            self.backends = tuple(b.strip() for b in self.backends.split(",") if b.strip())
+        self.backends = tuple(self.backends)
+        if not self.backends:
+            raise ValueError("VerifierConfig.backends: name at least one backend (e.g. 'z3,prover9')")
+        if len(set(self.backends)) != len(self.backends):
+            raise ValueError(f"VerifierConfig.backends: duplicate backend in {self.backends}")
+        if self.timeout_ms <= 0:
+            raise ValueError(f"VerifierConfig.timeout_ms must be > 0, got {self.timeout_ms}")
+        if self.hard_timeout_ms is not None and self.hard_timeout_ms <= 0:
+            raise ValueError(f"VerifierConfig.hard_timeout_ms must be > 0 or None, got {self.hard_timeout_ms}")
+        if self.workers < 0:
+            raise ValueError(f"VerifierConfig.workers must be >= 0 (0 = in-process), got {self.workers}")
+        if self.cache_size < 0 or self.parse_cache_size < 0:
+            raise ValueError("VerifierConfig.cache_size and parse_cache_size must be >= 0")
+        if self.max_formula_chars <= 0:
+            raise ValueError(f"VerifierConfig.max_formula_chars must be > 0, got {self.max_formula_chars}")
+        if self.prover9_max_seconds <= 0:
+            raise ValueError(f"VerifierConfig.prover9_max_seconds must be > 0, got {self.prover9_max_seconds}")
+        if not 0 <= self.truth_table_max_atoms <= 20:
+            raise ValueError(f"VerifierConfig.truth_table_max_atoms must be in 0..20, got {self.truth_table_max_atoms}")
+        if self.batch_size <= 0:
+            raise ValueError(f"VerifierConfig.batch_size must be > 0, got {self.batch_size}")
+
+    def hard_limit_ms(self, n_worker_backends: int) -> int:
+        if self.hard_timeout_ms is not None:
+            return self.hard_timeout_ms
+        return self.timeout_ms * max(1, n_worker_backends) + 1000
+
+
+__all__ = ["VerifierConfig", "default_workers"]

@@ -1,0 +1,76 @@
+"""The fast path and the Lark grammar build the same raw tree; the fast path never answers alone
+for input Lark would refuse."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_logic_printer import formulas  # the well-scoped AST strategy
+
+from prosfi.logic import FormulaError, parse, pretty
+from prosfi.logic.fastparse import MAX_NESTING, Fallback, parse_raw
+from prosfi.logic.parser import _parse_with_lark
+
+_TOKENS = ["A", "B", "P", "x", "y", "a", "f", "T", "∀", "∃", "forall", "exists", ",", "(", ")", ":", "¬",
+           "∧", "∨", "→", "↔", "->", "<->", "/\\", "\\/", "=", "≠", "Xor'", "Not", "True", "sorry", "Xor",
+           "#", ".", "\n", "∀ x,", "∃ (x y : T),", "(x : T)", "P x", "f x = a", "x'", "α₁"]
+
+
+def _both(text: str):
+    try:
+        fast = parse_raw(text)
+    except Fallback:
+        fast = None
+    try:
+        slow = _parse_with_lark(text)
+    except FormulaError:
+        slow = None
+    return fast, slow
+
+
+def _nesting(text: str) -> int:
+    return text.count("(") + text.count("∀") + text.count("∃") + text.count("forall") + text.count("exists")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=16), st.booleans())
+def test_fast_path_agrees_with_the_grammar(tokens, spaced):
+    text = (" " if spaced else "").join(tokens)
+    fast, slow = _both(text)
+    if fast is not None:
+        assert fast == slow, text  # never accept what Lark refuses, never build another tree
+    elif slow is not None:
+        assert _nesting(text) >= MAX_NESTING, text  # declines only for deep nesting
+
+
+def test_fast_path_on_realistic_formulas():
+    texts = [
+        "∀ x, Kind x ∧ Smart x → Nice x ∨ ¬ Happy x",
+        "Knight zoey ↔ ¬ Knight oliver ∧ (Knave oliver ∨ Knight zoey)",
+        "∀ (x y : Person), Likes x y → ∃ z : Person, Likes z x ∧ z ≠ y",
+        "forall x, P x -> Q x /\\ R x \\/ ~S x".replace("~", "¬"),
+        "Xor' (P a) (Not (Q (f a b)))",
+        "¬¬¬¬P a",
+        "A ∧\n  B",
+    ]
+    for text in texts:
+        fast, slow = _both(text)
+        assert fast is not None and fast == slow, text
+
+
+def test_deep_input_falls_back_to_lark():
+    text = "(" * 100 + "A" + ")" * 100
+    try:
+        parse_raw(text)
+        raise AssertionError("the fast path should decline")
+    except Fallback:
+        pass
+    assert pretty(parse(text)) == "A"
+
+
+@settings(max_examples=150, deadline=None)
+@given(formulas())
+def test_fast_path_agrees_on_printed_formulas(f):
+    text = pretty(f)
+    fast, slow = _both(text)
+    assert slow is not None and (fast == slow or (fast is None and _nesting(text) >= MAX_NESTING)), text

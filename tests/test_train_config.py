@@ -1,0 +1,160 @@
+"""Recipe resolution: YAML + overrides -> typed configs, nested keys, unknown keys, run names, dry runs.
+
+No model is loaded here; every test runs in well under a second after the imports.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from prosfi.cli import main as prosfi_main
+from prosfi.train.recipe import RecipeError, normalise_overrides, resolve, run_name
+
+ROOT = Path(__file__).resolve().parents[1]
+RECIPES = sorted((ROOT / "recipes").rglob("*.yaml"))
+TRAIN_RECIPES = [p for p in RECIPES if "accelerate_configs" not in p.parts]
+
+
+def _recipe(tmp_path: Path, body: dict, name: str = "exp.yaml") -> str:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(body))
+    return str(path)
+
+
+BASE = {"model_name_or_path": "some/model", "use_cpu": True, "bf16": False, "per_device_train_batch_size": 4,
+        "num_generations": 2, "report_to": "none"}
+
+
+def test_yaml_values_get_the_field_type(tmp_path):
+    # YAML 1.1 reads `5e-6` as a string; the field is a float and must become one.
+    r = resolve(_recipe(tmp_path, {**BASE, "learning_rate": "5e-6", "max_steps": "3"}), [])
+    assert r.training.learning_rate == pytest.approx(5e-6) and isinstance(r.training.learning_rate, float)
+    assert r.training.max_steps == 3 and isinstance(r.training.max_steps, int)
+
+
+def test_command_line_overrides_win_and_are_typed(tmp_path):
+    r = resolve(_recipe(tmp_path, {**BASE, "learning_rate": 1e-5, "beta": 0.0}),
+                ["--learning_rate", "2e-6", "--beta=0.01", "--use-peft", "--lora_target_modules", "q_proj", "v_proj"])
+    assert r.training.learning_rate == pytest.approx(2e-6)
+    assert r.training.beta == pytest.approx(0.01)
+    assert r.model.use_peft is True
+    assert r.model.lora_target_modules == ["q_proj", "v_proj"]
+
+
+def test_nested_yaml_and_dotted_overrides_reach_the_reward_and_verifier_configs(tmp_path):
+    from prosfi.train.config import sub_config
+
+    body = {**BASE, "reward": {"wrong_answer": 0.05, "right_verified": 2.0},
+            "verifier": {"backends": ["z3"], "timeout_ms": 750, "workers": 1}}
+    r = resolve(_recipe(tmp_path, body), ["--reward.right_unverified", "0.5", "--chain.max_dependencies=3"])
+    reward = sub_config(r.script, "reward")
+    assert (reward.wrong_answer, reward.right_unverified, reward.right_verified) == (0.05, 0.5, 2.0)
+    assert sub_config(r.script, "chain").max_dependencies == 3
+    verifier = sub_config(r.script, "verifier")
+    assert verifier.backends == ("z3",) and verifier.timeout_ms == 750 and verifier.workers == 1
+
+
+@pytest.mark.parametrize("where", ["yaml", "cli"])
+def test_unknown_keys_are_rejected_with_close_matches(tmp_path, where):
+    body = dict(BASE)
+    overrides: list[str] = []
+    if where == "yaml":
+        body["reward"] = {"right_verifed": 1.0}
+    else:
+        overrides = ["--learning_rat", "1e-5"]
+    with pytest.raises(RecipeError) as err:
+        resolve(_recipe(tmp_path, body), overrides)
+    msg = str(err.value)
+    if where == "yaml":
+        assert "'reward_right_verifed'" in msg and "reward_right_verified" in msg
+    else:
+        assert "'learning_rat'" in msg and "learning_rate" in msg
+
+
+def test_bad_values_name_the_key(tmp_path):
+    with pytest.raises(RecipeError, match="--max_steps"):
+        resolve(_recipe(tmp_path, BASE), ["--max_steps", "many"])
+    with pytest.raises(RecipeError, match="dataset"):
+        resolve(_recipe(tmp_path, {**BASE, "dataset": "imagenet"}), [])
+    with pytest.raises(RecipeError, match="reward_mode"):
+        resolve(_recipe(tmp_path, BASE), ["--reward_mode", "vibes"])
+    # a __post_init__ check of TRL's config surfaces as a RecipeError too
+    with pytest.raises(RecipeError, match="num_generations"):
+        resolve(_recipe(tmp_path, BASE), ["--num_generations", "3"])
+
+
+def test_run_name_and_output_dir_follow_recipe_and_overrides(tmp_path):
+    r = resolve(_recipe(tmp_path, BASE, "prosfi_kk.yaml"), ["--learning_rate", "2e-6", "--beta", "0.01",
+                                                             "--report_to", "none"])
+    assert r.training.run_name == "prosfi_kk-lr=2e-6-beta=0.01"
+    assert Path(r.training.output_dir) == Path("runs") / "prosfi_kk-lr=2e-6-beta=0.01"
+    explicit = resolve(_recipe(tmp_path, {**BASE, "output_dir": str(tmp_path / "o")}, "a.yaml"), ["--seed", "3"])
+    assert explicit.training.output_dir == str(tmp_path / "o") and explicit.training.run_name == "a-seed=3"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(key=st.from_regex(r"[a-z][a-z0-9_]{0,12}(\.[a-z][a-z0-9_]{0,12}){0,2}", fullmatch=True),
+       value=st.from_regex(r"[A-Za-z0-9.=,+-]{1,10}", fullmatch=True))
+def test_override_normalisation_is_equal_for_all_spellings(key, value):
+    flat = key.replace(".", "_")
+    expected = ["--" + flat, value]
+    assert normalise_overrides(["--" + key, value]) == expected
+    assert normalise_overrides([f"--{key}={value}"]) == expected
+    assert normalise_overrides(["--" + key.replace("_", "-"), value]) == expected
+    # run names stay filesystem-safe whatever the values
+    assert "/" not in run_name("r.yaml", [(flat, value)])
+
+
+def test_resume_auto_finds_the_last_checkpoint(tmp_path):
+    out = tmp_path / "out"
+    body = {**BASE, "output_dir": str(out), "resume_from_checkpoint": "auto"}
+    assert resolve(_recipe(tmp_path, body), []).training.resume_from_checkpoint is None
+    for step in (2, 10):
+        (out / f"checkpoint-{step}").mkdir(parents=True)
+        (out / f"checkpoint-{step}" / "trainer_state.json").write_text("{}")
+    r = resolve(_recipe(tmp_path, body), [])
+    assert r.training.resume_from_checkpoint == str(out / "checkpoint-10")
+    assert resolve(_recipe(tmp_path, body), ["--resume_from_checkpoint", "false"]).training.resume_from_checkpoint \
+        is None
+
+
+@pytest.mark.parametrize("recipe", TRAIN_RECIPES, ids=lambda p: str(p.relative_to(ROOT / "recipes")))
+def test_every_shipped_recipe_resolves_with_dry_run(recipe, capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # dry runs must not create anything
+    assert prosfi_main(["train", str(recipe), "--dry-run"]) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)
+    assert printed["recipe"] == str(recipe)
+    raw = yaml.safe_load(recipe.read_text())
+    assert printed["model"]["model_name_or_path"] == raw["model_name_or_path"]
+    assert printed["script"]["reward_mode"] == raw["reward_mode"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_gpu_recipes_log_to_wandb_and_use_vllm():
+    for recipe in TRAIN_RECIPES:
+        raw = yaml.safe_load(recipe.read_text())
+        if "demo" in recipe.parts:
+            assert raw["report_to"] == "none" and raw["use_cpu"] is True
+        else:
+            assert raw["report_to"] == ["wandb"] and raw["log_completions"] is True
+            assert raw["use_vllm"] is True and raw["vllm_mode"] in ("server", "colocate")
+
+
+def test_cli_reports_unknown_keys_without_a_traceback(capsys):
+    recipe = str(ROOT / "recipes" / "demo" / "cpu_kk.yaml")
+    assert prosfi_main(["train", recipe, "--learning_rte", "1", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown key 'learning_rte'" in err and "learning_rate" in err
+
+
+def test_accelerate_configs_are_valid():
+    for name, kind in (("multi_gpu", "MULTI_GPU"), ("zero2", "DEEPSPEED"), ("zero3", "DEEPSPEED")):
+        cfg = yaml.safe_load((ROOT / "recipes" / "accelerate_configs" / f"{name}.yaml").read_text())
+        assert cfg["distributed_type"] == kind
+        if kind == "DEEPSPEED":
+            assert cfg["deepspeed_config"]["zero_stage"] == int(name[-1])

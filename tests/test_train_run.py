@@ -1,0 +1,161 @@
+"""Training runs on CPU with the tiny local model: `prosfi model tiny`, a two-step GRPO run (with the
+SFT warm-up stage) through `prosfi train`, a resumed run, wandb offline logging, and (slow) two processes.
+
+Sizes are the smallest that still exercise every stage: 2 layers, hidden 64, 24-token completions,
+batch 4 with 2 generations, verifier in one worker process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from prosfi.cli import main as prosfi_main
+
+pytest.importorskip("trl")
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("tiny") / "model"
+    rc = prosfi_main(["model", "tiny", "--out", str(out), "--vocab-size", "1024", "--hidden-size", "64",
+                      "--intermediate-size", "128", "--num-hidden-layers", "2", "--corpus-problems", "60"])
+    assert rc == 0
+    return out
+
+
+def _recipe(tmp_path: Path, model: Path, **extra) -> str:
+    body = {
+        "model_name_or_path": str(model), "dataset": "kk", "dataset_difficulty": "2", "dataset_size": 16,
+        "reward_mode": "prosfi", "verifier": {"backends": ["z3"], "workers": 1, "timeout_ms": 1000},
+        "torch_threads": 1, "use_cpu": True, "bf16": False, "gradient_checkpointing": False,
+        "dataloader_num_workers": 0, "per_device_train_batch_size": 4, "num_generations": 2,
+        "max_completion_length": 24, "max_steps": 2, "learning_rate": 1e-4, "logging_steps": 1,
+        "save_strategy": "steps", "save_steps": 1, "report_to": "none", "seed": 0, "disable_tqdm": True,
+        "audit_path": "audit.jsonl",
+        **extra,
+    }
+    path = tmp_path / "tiny_kk.yaml"
+    path.write_text(yaml.safe_dump(body))
+    return str(path)
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_tiny_model_loads_offline_with_a_chat_template(tiny_model):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from prosfi.data.gold import gold_completion
+    from prosfi.data.prompts import to_prompt_row
+    from prosfi.train.problems import generate_problems
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_model)
+    tok = AutoTokenizer.from_pretrained(tiny_model)
+    assert type(model).__name__ == "Qwen2ForCausalLM" and model.config.hidden_size == 64
+    problem = generate_problems("kk", 1, seed=7, difficulty="2")[0]
+    text = tok.apply_chat_template(to_prompt_row(problem)["prompt"], add_generation_prompt=True, tokenize=False)
+    assert text.startswith("<|im_start|>system\n") and text.endswith("<|im_start|>assistant\n")
+    gold = gold_completion(problem)
+    ids = tok(gold)["input_ids"]
+    assert tok.decode(ids) == gold  # byte-level: nothing is lost
+    assert len(ids) < len(gold) / 3  # trained on the task's text, so traces are short in tokens
+    assert tok.eos_token == "<|im_end|>" and model.generation_config.eos_token_id == tok.eos_token_id
+
+
+@pytest.fixture(scope="module")
+def two_step_run(tiny_model, tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("run")
+    out = tmp / "out"
+    recipe = _recipe(tmp, tiny_model, output_dir=str(out), sft=True, sft_size=8, sft_max_steps=2,
+                     sft_per_device_train_batch_size=4)
+    assert prosfi_main(["train", recipe, "--learning_rate", "2e-4"]) == 0
+    return out
+
+
+def test_two_step_grpo_run_through_prosfi_train(two_step_run):
+    out = two_step_run
+    assert (out / "model.safetensors").is_file() and (out / "sft" / "prosfi_sft_done").is_file()
+    config = yaml.safe_load((out / "prosfi_config.yaml").read_text())
+    assert config["training"]["learning_rate"] == pytest.approx(2e-4)  # the override, not the recipe
+    assert config["overrides"] == {"learning_rate": "2e-4"}
+    train_rows = [r for r in _rows(out / "metrics.jsonl") if "reward" in r]
+    assert [r["step"] for r in train_rows] == [1, 2]
+    for row in train_rows:
+        assert 0.0 <= row["reward"] <= 1.0
+        assert {"prosfi/answer_accuracy", "prosfi/chain_valid_rate", "prosfi/format_rate"} <= set(row)
+    audit = _rows(out / "audit.jsonl")
+    assert len(audit) == 2 * 4  # every completion of both steps was scored and recorded
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["steps"] == 2
+    assert summary["metrics"]["reward"]["start"] == pytest.approx(train_rows[0]["reward"] / 2
+                                                                   + train_rows[1]["reward"] / 2)
+    assert summary["metrics"]["chain validity"]["key"] == "prosfi/chain_valid_rate"
+
+
+def test_resumed_run_continues_from_the_last_checkpoint(two_step_run, tiny_model, tmp_path):
+    out = tmp_path / "out"
+    shutil.copytree(two_step_run, out)
+    recipe = _recipe(tmp_path, tiny_model, output_dir=str(out), sft=True, sft_size=8, sft_max_steps=2)
+    assert prosfi_main(["train", recipe, "--max_steps", "3", "--resume_from_checkpoint", "auto"]) == 0
+    config = yaml.safe_load((out / "prosfi_config.yaml").read_text())
+    assert config["training"]["resume_from_checkpoint"] == str(out / "checkpoint-2")
+    train_rows = [r for r in _rows(out / "metrics.jsonl") if "reward" in r]
+    assert [r["step"] for r in train_rows] == [1, 2, 3]  # steps 1-2 from the first run, only 3 is new
+    state = json.loads((out / "checkpoint-3" / "trainer_state.json").read_text())
+    assert state["global_step"] == 3
+
+
+def test_wandb_offline_run_holds_the_prosfi_metrics(tiny_model, tmp_path, monkeypatch):
+    pytest.importorskip("wandb")
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path / "wandb_root"))
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    out = tmp_path / "out"
+    recipe = _recipe(tmp_path, tiny_model, output_dir=str(out), max_steps=1, save_strategy="no",
+                     report_to=["wandb"], log_completions=True)
+    assert prosfi_main(["train", recipe]) == 0
+    runs = list((tmp_path / "wandb_root" / "wandb").glob("offline-run-*"))
+    assert len(runs) == 1
+    logged = b"".join(p.read_bytes() for p in runs[0].rglob("*") if p.is_file())
+    for key in (b"prosfi/answer_accuracy", b"prosfi/chain_valid_rate", b"rewards/prosfi_reward/mean"):
+        assert key in logged
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["where"]["wandb"] == str(runs[0])
+
+
+def test_direct_lean_without_lean_fails_with_a_clear_message(tiny_model, tmp_path, capsys, monkeypatch):
+    import shutil as sh
+
+    if sh.which("lake"):
+        pytest.skip("Lean is installed here; the message is for machines without it")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    recipe = _recipe(tmp_path, tiny_model, output_dir=str(tmp_path / "out"), reward_mode="direct_lean")
+    assert prosfi_main(["train", recipe]) == 2
+    err = capsys.readouterr().err
+    assert "direct_lean" in err and "Lean" in err
+
+
+@pytest.mark.slow
+def test_two_process_cpu_run(tiny_model, tmp_path):
+    out = tmp_path / "out"
+    recipe = _recipe(tmp_path, tiny_model, output_dir=str(out), audit_path="audit-{rank}.jsonl",
+                     save_strategy="no")
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           "-m", "prosfi.train", recipe]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    # each rank generated and scored its own 4 completions per step (per_device_train_batch_size)
+    for rank in (0, 1):
+        assert len(_rows(out / f"audit-{rank}.jsonl")) == 2 * 4
+    train_rows = [r for r in _rows(out / "metrics.jsonl") if "reward" in r]
+    assert [r["step"] for r in train_rows] == [1, 2]
