@@ -10,6 +10,10 @@ batch (the same batch again) is reported too.
   naive:   score each completion on its own; every check parsed and proved on a fresh Z3
            solver in this process, no cache
 
+Wall time depends on what else runs on the cores; `default_cold_cpu_s_per_batch` (this process
+plus the verifier workers, from /proc) does not, and over 2 cores bounds the idle wall time
+from below at half of it.
+
     python bench/bench_score.py [--batches 3] [--workers 2] [--naive-batches 1]
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import time
@@ -72,7 +77,7 @@ def gold_steps(problem: Problem) -> list[dict]:
 
 def samples(problem: Problem, rng: random.Random) -> list[str]:
     """8 samples: gold chains, a wrong step, a wrong answer, a padded and an over-citing chain."""
-    names, c, negate, ids = problem.extra["_chain"]
+    names, c, _, ids = problem.extra["_chain"]
     gold, answer = gold_steps(problem), problem.answer
     wrong = [dict(s) for s in gold]
     k = rng.randrange(2, DEPTH - 1)
@@ -119,6 +124,19 @@ class NaiveVerifier:
         return {}
 
 
+def _worker_cpu_s(verifier) -> float:
+    """CPU seconds used so far by the verifier's worker processes (Linux /proc), 0 where unknown."""
+    pool, total = verifier.pool, 0.0
+    for pid in pool.worker_pids() if pool is not None else []:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batches", type=int, default=3, help="timed default-path batches (new problems each)")
@@ -133,11 +151,13 @@ def main() -> None:
 
     with Verifier(VerifierConfig(workers=args.workers)) as verifier:
         score_batch(*batches[-1], verifier, cfg, chain)  # start the pool, warm imports (not timed)
-        cold = []
+        cold, cpu = [], []
         for problems, texts in batches[:-1]:
+            c0 = time.process_time() + _worker_cpu_s(verifier)
             t0 = time.perf_counter()
             results = score_batch(problems, texts, verifier, cfg, chain)
             cold.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() + _worker_cpu_s(verifier) - c0)
         t0 = time.perf_counter()
         score_batch(*batches[0], verifier, cfg, chain)
         warm = time.perf_counter() - t0
@@ -154,11 +174,13 @@ def main() -> None:
     report = {
         "completions_per_batch": n, "steps_per_batch": steps, "workers": args.workers,
         "default_cold_s_per_batch": round(statistics.mean(cold), 3), "default_cold_runs": [round(x, 3) for x in cold],
+        "default_cold_cpu_s_per_batch": round(statistics.mean(cpu), 3),
         "default_warm_s_per_batch": round(warm, 3),
         "naive_s_per_batch": round(statistics.mean(naive), 3),
         "speedup_cold": round(statistics.mean(naive) / statistics.mean(cold), 1),
         "reward_histogram": {str(k): rewards.count(k) for k in sorted(set(rewards))},
         "naive_reward_histogram": {str(k): naive_rewards.count(k) for k in sorted(set(naive_rewards))},
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "verifier": {k: stats[k] for k in ("checks", "cache_hits", "hit_rate", "decided_by") if k in stats},
     }
     print(json.dumps(report, indent=2))

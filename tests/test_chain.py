@@ -238,3 +238,29 @@ def test_chain_config_rejects_nonsense():
         ChainConfig(max_dependencies=0)
     with pytest.raises(ValueError, match="max_steps"):
         ChainConfig(max_steps=0)
+
+
+@pytest.mark.parametrize("text, literal", [("Cat tom", True), ("¬ Cat tom", True), ("a = b", True),
+                                           ("a = a", False), ("True", False), ("¬ ¬ Cat tom", False),
+                                           ("Cat tom ∨ ¬ Cat tom", False), ("∀ x, Cat x", False)])
+def test_literal_detection(text, literal):
+    assert Formulas().get(text).literal is literal
+
+
+def test_tautology_checks_only_for_non_literal_steps(verifier):
+    spec = GOOD + [("s4", ["h1", "h2"], "∀ x, Cat x → Animal x")]
+    rec = Recording(verifier)
+    check = ChainCheck(ANIMALS, steps_of(spec), parse_answer(ANIMALS, "A"), ChainConfig(), Formulas())
+    (r,) = ChainBatch([check]).check(rec)
+    assert r.chain_valid
+    assert len(rec.calls) == 2 and [e.conclusion for e in rec.calls[1]] == ["∀ x, Cat x → Animal x"]
+    assert all(not e.premises for e in rec.calls[1])
+
+
+def test_establish_false_skips_goal_and_countermodel_checks(verifier):
+    rec = Recording(verifier)
+    check = ChainCheck(ANIMALS, steps_of(GOOD), parse_answer(ANIMALS, "C"), ChainConfig(), Formulas(),
+                       establish=False)
+    (r,) = ChainBatch([check]).check(rec)
+    assert r.all_verified and not r.established and "not checked" in r.reason
+    assert [e.conclusion for call in rec.calls for e in call] == [c for _, _, c in GOOD]

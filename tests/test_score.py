@@ -24,8 +24,7 @@ BAD_STEP = GOOD.replace('"Alive tom"', '"Alive rex"')
 
 def write_jsonl(path, rows):
     with open(path, "w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write((row if isinstance(row, str) else json.dumps(row, ensure_ascii=False)) + "\n")
+        fh.writelines((row if isinstance(row, str) else json.dumps(row, ensure_ascii=False)) + "\n" for row in rows)
 
 
 def test_score_end_to_end(tmp_path, capsys):
@@ -108,3 +107,9 @@ def test_audit_log_survives_a_killed_run(tmp_path):
     assert [r["reward"] for r in records[:4]] == [1.0, 0.3, 0.0, 1.0]
     assert all(r["problem_id"] == "p1" and len(r["completion_sha256"]) == 64 for r in records)
     assert records[1]["steps"][0]["verdict"] == "invalid"
+
+
+def test_read_audit_skips_a_torn_last_line(tmp_path):
+    path = tmp_path / "audit.jsonl"
+    path.write_text('{"reward": 1.0}\n{"reward": 0.3}\n{"rew', encoding="utf-8")
+    assert [r["reward"] for r in read_audit(path)] == [1.0, 0.3]

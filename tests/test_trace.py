@@ -173,3 +173,36 @@ def test_bad_assignment_answers(text, reason):
 def test_wrong_assignment_is_readable_but_incorrect():
     parsed = parse_answer(KK, "Zoey is a knight. Oliver is a knight.")
     assert parsed.ok and not answer_correct(KK, parsed)
+
+
+def test_problem_without_options_uses_the_default_letters():
+    bare = Problem.from_dict({"id": "p", "kind": "true_false_uncertain", "premises": [{"id": "h1", "formal": "A"}],
+                              "goal": "A", "answer": "B"})
+    assert answer_correct(bare, parse_answer(bare, "False"))
+    assert answer_correct(bare, parse_answer(bare, "b"))
+    assert not answer_correct(bare, parse_answer(bare, "A"))
+    labelled = Problem.from_dict({**bare.to_dict(), "answer": "Uncertain"})
+    assert answer_correct(labelled, parse_answer(labelled, "C"))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.permutations([("zoey", True), ("oliver", False), ("ann", True)]),
+       st.sampled_from([" ", ", ", "\n", "; "]), st.booleans())
+def test_assignment_reading_ignores_order_separators_and_case(order, sep, numbered):
+    problem = Problem.from_dict({"id": "k3", "kind": "assignment", "premises": [{"id": "h1", "formal": "A"}],
+                                 "atoms": ["Knight zoey", "Knight oliver", "Knight ann"],
+                                 "assignment": {"Knight zoey": True, "Knight oliver": False, "Knight ann": True}})
+    parts = [f"{f'({i + 1}) ' if numbered else ''}{name.upper() if i % 2 else name.title()} is a "
+             f"{'knight' if value else 'knave'}" for i, (name, value) in enumerate(order)]
+    parsed = parse_answer(problem, sep.join(parts))
+    assert parsed.ok, parsed.reason
+    assert answer_correct(problem, parsed)
+
+
+def test_names_match_constants_the_way_the_generator_builds_them():
+    problem = Problem.from_dict({"id": "k", "kind": "assignment", "premises": [{"id": "h1", "formal": "A"}],
+                                 "atoms": ["Knight maryann", "Knight obrien"],
+                                 "assignment": {"Knight maryann": True, "Knight obrien": False}})
+    parsed = parse_answer(problem, "(1) Mary-Ann is a knight (2) O'Brien is a knave")
+    assert parsed.ok, parsed.reason
+    assert answer_correct(problem, parsed)

@@ -38,9 +38,11 @@ def test_yaml_values_get_the_field_type(tmp_path):
 
 
 def test_command_line_overrides_win_and_are_typed(tmp_path):
-    r = resolve(_recipe(tmp_path, {**BASE, "learning_rate": 1e-5, "beta": 0.0}),
-                ["--learning_rate", "2e-6", "--beta=0.01", "--use-peft", "--lora_target_modules", "q_proj", "v_proj"])
+    r = resolve(_recipe(tmp_path, {**BASE, "learning_rate": 1e-5, "beta": 0.0, "gradient_checkpointing": True}),
+                ["--learning_rate", "2e-6", "--beta=0.01", "--use-peft", "--lora_target_modules", "q_proj", "v_proj",
+                 "--no_gradient_checkpointing"])
     assert r.training.learning_rate == pytest.approx(2e-6)
+    assert r.training.gradient_checkpointing is False
     assert r.training.beta == pytest.approx(0.01)
     assert r.model.use_peft is True
     assert r.model.lora_target_modules == ["q_proj", "v_proj"]
@@ -158,3 +160,30 @@ def test_accelerate_configs_are_valid():
         assert cfg["distributed_type"] == kind
         if kind == "DEEPSPEED":
             assert cfg["deepspeed_config"]["zero_stage"] == int(name[-1])
+
+
+def test_summary_reads_headlines_from_logged_rows():
+    from prosfi.train.summary import summarize
+
+    rows = [{"step": i, "reward": 0.1 * i, "rewards/prosfi_reward/std": 9.0, "prosfi/answer_accuracy": i / 10,
+             "prosfi/chain_valid_rate": 0.0, "prosfi/format_rate": 1.0} for i in range(1, 7)]
+    rows.append({"step": 6, "train_runtime": 12.0})  # the final row carries no reward: not a GRPO step
+    s = summarize(rows, "r", window=2)
+    assert s.steps == 6
+    assert s.rows["reward"] == ("reward", pytest.approx(0.15), pytest.approx(0.55))
+    assert s.rows["answer accuracy"][0] == "prosfi/answer_accuracy"
+    assert s.rows["chain validity"][1:] == (0.0, 0.0)
+    assert "format rate" in s.to_text() and "0.550" in s.to_text()
+
+
+def test_resume_drops_metric_rows_after_the_checkpoint(tmp_path):
+    import json
+
+    from prosfi.train.summary import keep_rows_until, read_rows
+
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps({"step": i, "reward": 0.0}) + "\n" for i in range(1, 6)))
+    keep_rows_until(path, str(tmp_path / "checkpoint-3"))
+    assert [r["step"] for r in read_rows(path)] == [1, 2, 3]
+    keep_rows_until(path, None)  # a fresh start in the same directory
+    assert read_rows(path) == []

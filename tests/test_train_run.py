@@ -67,7 +67,7 @@ def test_tiny_model_loads_offline_with_a_chat_template(tiny_model):
     gold = gold_completion(problem)
     ids = tok(gold)["input_ids"]
     assert tok.decode(ids) == gold  # byte-level: nothing is lost
-    assert len(ids) < len(gold) / 3  # trained on the task's text, so traces are short in tokens
+    assert len(ids) < len(gold) / 2  # trained on the task's text, so traces are short in tokens
     assert tok.eos_token == "<|im_end|>" and model.generation_config.eos_token_id == tok.eos_token_id
 
 
@@ -114,6 +114,14 @@ def test_resumed_run_continues_from_the_last_checkpoint(two_step_run, tiny_model
     assert state["global_step"] == 3
 
 
+def test_prosfi_sft_runs_the_warm_up_alone(tiny_model, tmp_path):
+    out = tmp_path / "out"
+    recipe = _recipe(tmp_path, tiny_model, output_dir=str(out), sft_size=8, sft_max_steps=1)
+    assert prosfi_main(["sft", recipe]) == 0
+    assert (out / "sft" / "prosfi_sft_done").is_file() and (out / "sft" / "model.safetensors").is_file()
+    assert not (out / "model.safetensors").exists()  # no GRPO stage
+
+
 def test_wandb_offline_run_holds_the_prosfi_metrics(tiny_model, tmp_path, monkeypatch):
     pytest.importorskip("wandb")
     monkeypatch.setenv("WANDB_MODE", "offline")
@@ -152,7 +160,7 @@ def test_two_process_cpu_run(tiny_model, tmp_path):
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
            "-m", "prosfi.train", recipe]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(cmd, check=False, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]
     # each rank generated and scored its own 4 completions per step (per_device_train_batch_size)
     for rank in (0, 1):

@@ -76,6 +76,9 @@ def test_z3_incremental_session_matches_fresh_solver_across_problems():
         ({"h2": "P a"}, "Q a", Status.INVALID),
         ({"h1": "a = b", "h2": "P a"}, "P b", Status.VALID),
         ({"h1": "P a"}, "P b", Status.INVALID),
+        ({"h1": "P a", "h2": "a = b → Q"}, "Q", Status.INVALID),  # Q a proposition here …
+        ({"h1": "A ∧ ∀ x, P x ∨ Q x"}, "A", Status.VALID),  # … and a unary predicate here
+        ({"h1": "Q"}, "Q", Status.VALID),
     ]
     for premises, conclusion, expected in cases:
         check, sig = check_of(premises, conclusion)
@@ -99,7 +102,8 @@ def test_prover9_constants_u_to_z_are_not_variables(prover9_only):
     wrong, same, rule = prover9_only.check_many([
         Entailment({"h1": "Kind wendy"}, "Kind bob"),
         Entailment({"h1": "Kind wendy"}, "Kind wendy"),
-        Entailment({"h1": "∀ x, Kind x → Nice x", "h2": "Kind zed", "h3": "Kind yara"}, "Nice zed ∧ Nice yara"),
+        Entailment({"h1": "∀ x, Kind x → Nice x", "h2": "Kind zed", "h3": "Kind yara"},
+                   "Nice zed ∧ Nice yara"),
     ])
     assert wrong.status is Status.UNKNOWN
     assert same.status is Status.VALID and rule.status is Status.VALID
@@ -189,3 +193,52 @@ def test_propositional_verdicts_agree_with_a_truth_table(premises, conclusion):
     assert by_table.backend == "truthtable" and by_table.status is expected
     assert by_z3.backend == "z3" and by_z3.status is expected
     assert by_p9.status is (Status.VALID if expected is Status.VALID else Status.UNKNOWN)
+
+
+# ---------------------------------------------------------------- finite-domain tables vs Z3
+_TERMS = st.sampled_from(["a", "b", "x", "y"])
+
+
+def _fol_text():
+    """Small first-order formulas as text: unary/binary predicates, constants a b, variables x y
+    (bound by enclosing quantifiers, or rejected by the parser and then skipped)."""
+    atom = st.one_of(
+        st.builds(lambda t: f"P {t}", _TERMS),
+        st.builds(lambda s, t: f"R {s} {t}", _TERMS, _TERMS),
+        st.builds(lambda s, t: f"{s} = {t}", _TERMS, _TERMS),
+    )
+
+    def extend(sub):
+        return st.one_of(
+            st.builds(lambda f: f"¬ ({f})", sub),
+            st.builds(lambda f, g, op: f"({f}) {op} ({g})", sub, sub, st.sampled_from(["∧", "∨", "→", "↔"])),
+            st.builds(lambda q, v, f: f"{q} {v}, ({f})",
+                      st.sampled_from(["∀", "∃"]), st.sampled_from("xy"), sub),
+        )
+
+    return st.recursive(atom, extend, max_leaves=5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(premises=st.lists(_fol_text(), max_size=2), conclusion=_fol_text())
+def test_truth_table_verdicts_are_sound_against_z3(premises, conclusion):
+    """A countermodel on the constants' domain is a real countermodel: Z3 must never prove such a
+    step; a `valid` from the table (ground, no equality) must never be refuted."""
+    from prosfi.logic import FormulaError, Signature
+    from prosfi.verify import ground
+
+    try:
+        prem = [parse(p) for p in premises]
+        concl = parse(conclusion)
+        sig = check_signature([*prem, concl])
+    except FormulaError:  # free variables, clashes: not this test's business
+        return
+    by_table = ground.decide(prem, concl, sig)
+    if by_table is None:
+        return
+    check = Check(tuple((f"h{i}", p) for i, p in enumerate(prem)), concl)
+    by_z3 = Z3Backend().check(check, sig, 2000)
+    assert by_z3.status is not Status.UNKNOWN or "timeout" in by_z3.detail
+    if by_z3.status is not Status.UNKNOWN:
+        assert by_table.status is by_z3.status, (premises, conclusion, by_table.detail)
+    assert isinstance(sig, Signature)

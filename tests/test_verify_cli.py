@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "steps.jsonl"
 
 LINES = [
-    '{"id": "mp", "premises": {"h1": "∀ x, Kind x → Nice x", "h2": "Kind candy"}, "conclusion": "Nice candy"}',
+    '{"id": "mp", "premises": {"h1": "∀ x, Kind x → Nice x", "h2": "Kind candy"}, '
+    '"conclusion": "Nice candy"}',
     '{"id": 7, "premises": {"h1": "∀ x, Kind x → Nice x", "h2": "Nice candy"}, "conclusion": "Kind candy"}',
     '{"id": "no-conclusion", "premises": {"h1": "A"}}',
     '{"id": "broken", "premises": {"h1": "A"',

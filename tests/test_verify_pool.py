@@ -118,3 +118,35 @@ def test_a_backend_that_cannot_be_built_is_a_clear_error():
     with pytest.raises(PoolError, match="NoSuchBackend"):
         p.run([[OK]], 100)
     p.close()
+
+
+def test_verifier_honours_its_hard_timeout():
+    """End to end through Verifier: config -> pool hard limit -> `unknown`, then life goes on."""
+    from prosfi.verify.verdict import Entailment
+    from prosfi.verify.verifier import Verifier
+
+    with Verifier(backends=(FAULT,), workers=1, hard_timeout_ms=HARD_MS, truth_table=False) as v:
+        start = time.monotonic()
+        hung, fine = v.check_many([Entailment({"h1": "A"}, "Hang"), Entailment({"h1": "A"}, "A")])
+        assert time.monotonic() - start < 30  # the hung check sleeps for an hour
+        assert hung.status is Status.UNKNOWN and "timeout" in hung.detail
+        assert fine.status is Status.VALID
+        assert v.check(Entailment({"h1": "B"}, "B")).status is Status.VALID
+        assert v.stats()["pool"]["killed_timeout"] == 1
+
+
+def test_close_from_another_thread_never_waits_for_a_hung_check():
+    p = WorkerPool([FAULT], VerifierConfig(backends=(FAULT,), workers=1), n_workers=1, hard_limit_ms=600_000)
+    box = {}
+    runner = threading.Thread(target=lambda: box.setdefault("r", p.run([[OK, HANG, OK]], 100)), daemon=True)
+    runner.start()
+    deadline = time.monotonic() + 20
+    while not p.busy_pids() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)  # let it reach the hung check
+    p.close()
+    runner.join(30)
+    assert not runner.is_alive()
+    (verdicts,) = box["r"]
+    assert len(verdicts) == 3 and verdicts[1].status is Status.UNKNOWN
+    assert verdicts[2].status in (Status.UNKNOWN, Status.VALID)

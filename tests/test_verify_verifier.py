@@ -137,8 +137,9 @@ def test_duplicates_within_one_batch_are_checked_once():
 
 # ---------------------------------------------------------------- pooled: order, threads, asyncio
 def _mixed(n: int) -> tuple[list[Entailment], list[Status]]:
-    cases = [(MP, Status.VALID), (AFFIRM, Status.INVALID), (Entailment(KK, "Knight oliver"), Status.VALID),
-             (Entailment(KK, "Knight zoey"), Status.INVALID), (Entailment({"h1": "P a ∧"}, "A"), Status.ERROR)]
+    cases = [(MP, Status.VALID), (AFFIRM, Status.INVALID),
+             (Entailment(KK, "Knight oliver"), Status.VALID), (Entailment(KK, "Knight zoey"), Status.INVALID),
+             (Entailment({"h1": "P a ∧"}, "A"), Status.ERROR)]
     out, want = [], []
     for k in range(n):
         e, s = cases[(k * 7) % len(cases)]

@@ -8,7 +8,19 @@ keep their logical meaning; they can be neither bound nor used as symbols.
 from __future__ import annotations
 
 # Lean 4 keywords and command words (tokens of core's grammar that match the identifier shape).
-LEAN_KEYWORDS = frozenset(["fun", "λ", "let", "have", "show", "from", "by", "do", "then", "else", "if", "match", "with", "at", "in", "theorem", "lemma", "axiom", "axioms", "def", "example", "instance", "structure", "class", "inductive", "coinductive", "where", "import", "open", "namespace", "section", "end", "variable", "variables", "universe", "universes", "sorry", "admit", "Type", "Prop", "Sort", "calc", "suffices", "obtain", "using", "deriving", "mutual", "private", "protected", "noncomputable", "partial", "unsafe", "macro", "macro_rules", "syntax", "notation", "infix", "infixl", "infixr", "prefix", "postfix", "attribute", "local", "scoped", "set_option", "return", "for", "unless", "mut", "try", "catch", "finally", "break", "continue", "nomatch", "nofun", "termination_by", "decreasing_by", "opaque", "abbrev", "extends", "export", "initialize", "builtin_initialize", "omit", "include", "elab", "elab_rules", "forall", "exists", "nonrec", "public", "meta", "this", "Exists", "Forall", "_"])
+LEAN_KEYWORDS = frozenset([
+    "fun", "λ", "let", "have", "show", "from", "by", "do", "then", "else", "if", "match", "with", "at",
+    "in", "theorem", "lemma", "axiom", "axioms", "def", "example", "instance", "structure", "class",
+    "inductive", "coinductive", "where", "import", "open", "namespace", "section", "end", "variable",
+    "variables", "universe", "universes", "sorry", "admit", "Type", "Prop", "Sort", "calc", "suffices",
+    "obtain", "using", "deriving", "mutual", "private", "protected", "noncomputable", "partial",
+    "unsafe", "macro", "macro_rules", "syntax", "notation", "infix", "infixl", "infixr", "prefix",
+    "postfix", "attribute", "local", "scoped", "set_option", "return", "for", "unless", "mut", "try",
+    "catch", "finally", "break", "continue", "nomatch", "nofun", "termination_by", "decreasing_by",
+    "opaque", "abbrev", "extends", "export", "initialize", "builtin_initialize", "omit", "include",
+    "elab", "elab_rules", "forall", "exists", "nonrec", "public", "meta", "this", "Exists", "Forall",
+    "_",
+])
 # `Exists`/`Forall` are functions, but only useful with `fun`; `this` is a term keyword.
 
 # Lean functions that the parser reads as connectives, with their argument counts.

@@ -29,4 +29,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'prosfi.rewards' has no attribute {name!r}")
 
 
-__all__ = ["REWARD_MODES", "ALL_MODES", "RewardConfig", *_LAZY]
+__all__ = [  # noqa: RUF022 - grouped: eager names, then the lazy ones
+    "ALL_MODES", "REWARD_MODES", "RewardConfig", "AsyncProsfiReward", "AuditLog", "ProsfiReward", "ScoreResult",
+    "ascore_batch", "batch_metrics", "make_reward_funcs", "read_audit", "score_batch", "score_completion",
+]

@@ -12,8 +12,8 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from prosfi.rewards.score import ScoreResult
 
@@ -75,7 +75,7 @@ class AuditLog:
                 os.close(self._fd)
                 self._fd = None
 
-    def __enter__(self) -> "AuditLog":
+    def __enter__(self) -> AuditLog:  # noqa: PYI034
         return self
 
     def __exit__(self, *exc) -> None:
@@ -92,4 +92,4 @@ def read_audit(path: str | os.PathLike) -> Iterator[dict]:
                 yield json.loads(line)
 
 
-__all__ = ["AuditLog", "read_audit", "completion_sha256", "audit_path_for_rank"]
+__all__ = ["AuditLog", "audit_path_for_rank", "completion_sha256", "read_audit"]

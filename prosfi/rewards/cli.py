@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from contextlib import ExitStack
-from typing import IO, Iterator
+from typing import IO
 
 from prosfi.rewards.config import REWARD_MODES
 

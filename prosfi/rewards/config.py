@@ -46,4 +46,4 @@ class RewardConfig:
             raise ValueError("RewardConfig.max_completion_chars must be >= 1")
 
 
-__all__ = ["REWARD_MODES", "ALL_MODES", "RewardConfig"]
+__all__ = ["ALL_MODES", "REWARD_MODES", "RewardConfig"]

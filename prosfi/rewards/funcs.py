@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from prosfi.data.problem import Problem
 from prosfi.rewards.audit import AuditLog
@@ -38,6 +39,11 @@ class ProsfiReward:
 
     def __repr__(self) -> str:
         return f"<{self.__name__} ({type(self).__name__})>"
+
+    def close(self) -> None:
+        """Close the audit log (the verifier belongs to the caller)."""
+        if self.audit is not None:
+            self.audit.close()
 
     def __call__(self, prompts=None, completions=None, **kwargs) -> list[float | None]:
         scoring, texts = self._start(completions, kwargs)
@@ -150,4 +156,4 @@ def make_reward_funcs(mode: str = "prosfi", reward_config: RewardConfig | None =
     return [cls(reward_config, chain_config or ChainConfig(), verifier, audit)]
 
 
-__all__ = ["ProsfiReward", "AsyncProsfiReward", "make_reward_funcs", "PROBLEM_COLUMN"]
+__all__ = ["PROBLEM_COLUMN", "AsyncProsfiReward", "ProsfiReward", "make_reward_funcs"]

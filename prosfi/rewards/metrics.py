@@ -6,7 +6,7 @@ key set on every call: `metric_names(mode)` is that set, fixed per mode.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from prosfi.rewards.score import ScoreResult
 
@@ -59,4 +59,4 @@ def summaries(results: Sequence[ScoreResult]) -> list[str]:
     return [r.summary() for r in results]
 
 
-__all__ = ["metric_names", "batch_metrics", "cache_hit_rate", "summaries", "EXTRA_COLUMN"]
+__all__ = ["EXTRA_COLUMN", "batch_metrics", "cache_hit_rate", "metric_names", "summaries"]

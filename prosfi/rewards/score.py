@@ -8,8 +8,8 @@ failure while scoring it becomes a reason and the format-failure reward (and a l
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from typing import Any, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from prosfi.data.problem import Problem
 from prosfi.rewards.config import RewardConfig
@@ -34,7 +34,6 @@ class ScoreResult:
     steps: tuple[StepResult, ...] = ()
     reason: str = ""
     verified_fraction: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         """The `prosfi score` output record (DESIGN.md "Scoring")."""
@@ -93,7 +92,7 @@ class _Scoring:
         for i, (problem, text) in enumerate(zip(problems, texts)):
             try:
                 item = self._read(i, problem, text)
-            except Exception as exc:  # noqa: BLE001 - a bad completion never raises
+            except Exception as exc:
                 log.warning("scoring completion %d failed: %r", i, exc, exc_info=True)
                 self.results[i] = self._fail(problem, f"internal error while reading: {exc!r}"[:300])
                 continue
@@ -150,9 +149,7 @@ class _Scoring:
             result.reward = cfg.format_ok
         elif not item.correct:
             result.reward = cfg.wrong_answer
-        elif self.mode == "outcome":
-            result.reward = cfg.right_verified
-        elif chain is not None and chain.chain_valid:
+        elif self.mode == "outcome" or chain is not None and chain.chain_valid:
             result.reward = cfg.right_verified
         elif self.mode == "step_fraction" and chain is not None:
             n = len(chain.steps)
@@ -172,9 +169,7 @@ def score_batch(problems: Sequence[Problem | None], completions: Sequence[str], 
     """Score completions (texts) against their problems (None = unknown problem) in one verifier pass."""
     scoring = _Scoring(problems, completions, verifier, reward_config or RewardConfig(),
                        chain_config or ChainConfig())
-    results = scoring.finish(scoring.chains.check(verifier) if scoring.pending else [])
-    _attach_ms(results, scoring)
-    return results
+    return scoring.finish(scoring.chains.check(verifier) if scoring.pending else [])
 
 
 async def ascore_batch(problems: Sequence[Problem | None], completions: Sequence[str], verifier,
@@ -183,14 +178,7 @@ async def ascore_batch(problems: Sequence[Problem | None], completions: Sequence
     """`score_batch` for an event loop: verification awaits `Verifier.acheck_many` (worker pool)."""
     scoring = _Scoring(problems, completions, verifier, reward_config or RewardConfig(),
                        chain_config or ChainConfig())
-    results = scoring.finish(await scoring.chains.acheck(verifier) if scoring.pending else [])
-    _attach_ms(results, scoring)
-    return results
-
-
-def _attach_ms(results: list[ScoreResult], scoring: _Scoring) -> None:
-    for r in results:
-        r.extra["batch_verify_ms"] = scoring.chains.verify_ms
+    return scoring.finish(await scoring.chains.acheck(verifier) if scoring.pending else [])
 
 
 def score_completion(problem: Problem, completion_text: str, verifier, reward_config: RewardConfig | None = None,
@@ -199,4 +187,4 @@ def score_completion(problem: Problem, completion_text: str, verifier, reward_co
     return score_batch([problem], [completion_text], verifier, reward_config, chain_config)[0]
 
 
-__all__ = ["ScoreResult", "score_batch", "ascore_batch", "score_completion"]
+__all__ = ["ScoreResult", "ascore_batch", "score_batch", "score_completion"]

@@ -4,6 +4,14 @@ from prosfi.trace.extract import Blocks, Extraction, completion_text, extract_bl
 from prosfi.trace.schema import ParsedTrace, Step, Trace, parse_steps, parse_trace
 
 __all__ = [
-    "Blocks", "Extraction", "completion_text", "extract_blocks", "strip_fence",
-    "ParsedTrace", "Step", "Trace", "parse_steps", "parse_trace",
+    "Blocks",
+    "Extraction",
+    "ParsedTrace",
+    "Step",
+    "Trace",
+    "completion_text",
+    "extract_blocks",
+    "parse_steps",
+    "parse_trace",
+    "strip_fence",
 ]

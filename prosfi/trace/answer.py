@@ -16,7 +16,7 @@ from prosfi.data.problem import Problem
 DEFAULT_OPTIONS = {"A": "True", "B": "False", "C": "Uncertain"}
 _OPPOSITE_ROLE = {"knight": "knave", "knave": "knight"}
 _ATOM = re.compile(r"^\s*([^\W\d][\w']*)\s+([^\W\d][\w']*)\s*$")
-_CLAIM = re.compile(r"([^\W\d][\w'-]*)\s+is\s+(not\s+)?(?:an?\s+)?(knight|knave)s?\b", re.I)
+_CLAIM = re.compile(r"([^\W\d][\w'-]*)\s+is\s+(not\s+)?(?:an?\s+)?(knight|knave)s?\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,16 @@ def answer_correct(problem: Problem, parsed: ParsedAnswer) -> bool:
         gold = problem.assignment
         return bool(gold) and parsed.literals == {a: bool(gold.get(a)) for a in problem.atoms} and set(
             gold) == set(problem.atoms)
-    return parsed.label is not None and parsed.label == problem.answer_label
+    return parsed.label is not None and parsed.label == gold_label(problem)
+
+
+def gold_label(problem: Problem) -> str | None:
+    """The gold "True"/"False"/"Uncertain" (the answer letter looked up in the options, defaulting
+    to A/B/C when the problem lists none)."""
+    if problem.answer is None:
+        return None
+    options = problem.options or DEFAULT_OPTIONS
+    return str(options.get(problem.answer, problem.answer))
 
 
 def _parse_label(problem: Problem, text: str) -> ParsedAnswer:
@@ -73,10 +82,10 @@ def _parse_assignment(problem: Problem, text: str) -> ParsedAnswer:
         m = _ATOM.match(atom)
         if not m or m.group(1).lower() not in _OPPOSITE_ROLE:
             return ParsedAnswer(reason=f"cannot read atom {atom!r} of the problem as `Knight name`")
-        by_name[m.group(2).lower()] = (atom, m.group(1).lower())
+        by_name[_name_key(m.group(2))] = (atom, m.group(1).lower())
     values: dict[str, bool] = {}
     for m in _CLAIM.finditer(text):
-        name, negated, role = m.group(1).lower(), bool(m.group(2)), m.group(3).lower()
+        name, negated, role = _name_key(m.group(1)), bool(m.group(2)), m.group(3).lower()
         if name not in by_name:
             return ParsedAnswer(reason=f"answer names {m.group(1)!r}, who is not in the problem")
         atom, atom_role = by_name[name]
@@ -89,8 +98,14 @@ def _parse_assignment(problem: Problem, text: str) -> ParsedAnswer:
     return ParsedAnswer(literals={a: values[a] for a in problem.atoms})
 
 
+def _name_key(name: str) -> str:
+    """`Mary-Ann` and the constant `maryann` meet here: lower-case ASCII letters, digits and `_`
+    (the rule prosfi.data.kk uses to turn a name into a constant)."""
+    return re.sub(r"[^a-z0-9_]", "", name.lower())
+
+
 def _clip(s: str, n: int = 40) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-__all__ = ["DEFAULT_OPTIONS", "ParsedAnswer", "parse_answer", "answer_correct"]
+__all__ = ["DEFAULT_OPTIONS", "ParsedAnswer", "answer_correct", "gold_label", "parse_answer"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 TAGS = ("<think>", "</think>", "<steps>", "</steps>", "<answer>", "</answer>")
-_FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n?(.*?)\n?```$", re.S)
+_FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n?(.*?)\n?```$", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -99,4 +99,4 @@ def _clip(s: str, n: int = 40) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-__all__ = ["TAGS", "Blocks", "Extraction", "completion_text", "strip_fence", "extract_blocks"]
+__all__ = ["TAGS", "Blocks", "Extraction", "completion_text", "extract_blocks", "strip_fence"]

@@ -8,8 +8,9 @@ shape: a schema error makes the completion a format failure with a reason.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from prosfi.trace.extract import completion_text, extract_blocks, strip_fence
 
@@ -110,4 +111,4 @@ def parse_trace(completion: Any, premise_ids: Iterable[str] = ()) -> ParsedTrace
     return ParsedTrace(Trace(blocks.think, steps, blocks.answer), answer=blocks.answer)
 
 
-__all__ = ["Step", "Trace", "ParsedTrace", "parse_steps", "parse_trace"]
+__all__ = ["ParsedTrace", "Step", "Trace", "parse_steps", "parse_trace"]

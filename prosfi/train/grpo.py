@@ -87,7 +87,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     from prosfi.train.problems import from_script_args
     from prosfi.train.rows import grpo_dataset
     from prosfi.train.sft import run_sft
-    from prosfi.train.summary import MetricsRecorder, summarize
+    from prosfi.train.summary import MetricsRecorder, keep_rows_until, read_rows, summarize
 
     script, training, model_args = resolved.script, resolved.training, resolved.model
     out = Path(training.output_dir)
@@ -116,7 +116,10 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
         problems = from_script_args(script)
         dataset = grpo_dataset(problems, script.system_prompt, script.few_shot)
         training.model_init_kwargs = _init_kwargs(model_args, training)
-        recorder = MetricsRecorder(out / "metrics.jsonl")
+        metrics_path = out / "metrics.jsonl"
+        if PartialState().is_main_process:
+            keep_rows_until(metrics_path, training.resume_from_checkpoint)
+        recorder = MetricsRecorder(metrics_path)
         print(f"[prosfi] GRPO: {len(problems)} problems, reward {script.reward_mode}, "
               f"model {model_path} -> {out}", flush=True)
         trainer = GRPOTrainer(
@@ -139,7 +142,9 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
         where["verdicts"] = str(out / script.audit_path) if not os.path.isabs(script.audit_path) else script.audit_path
     if wandb_dir:
         where["wandb"] = wandb_dir
-    summary = summarize(recorder.rows, training.run_name or out.name, script.summary_window, where)
+    # the file also holds the rows logged before a resume; the recorder only this process's
+    rows = read_rows(metrics_path) or recorder.rows
+    summary = summarize(rows, training.run_name or out.name, script.summary_window, where)
     if trainer.accelerator.is_main_process:
         (out / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
         print(summary.to_text(), flush=True)

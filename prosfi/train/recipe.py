@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
+import zlib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,12 @@ def make_parser(dataclass_types: tuple[type, ...] | None = None):
 
 def _dests(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
     return {a.dest: a for a in parser._actions if a.dest != "help"}
+
+
+def _flags(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """Command-line spellings (underscored) -> action, including the `no_*` negations of booleans."""
+    return {o[2:].replace("-", "_"): a for a in parser._actions if a.dest != "help"
+            for o in a.option_strings if o.startswith("--")}
 
 
 def _unknown(key: str, known: dict[str, Any], where: str) -> RecipeError:
@@ -172,8 +179,9 @@ def run_name(recipe_path: str | None, overrides: list[tuple[str, str]]) -> str:
         if key in _NOT_IN_RUN_NAME:
             continue
         value = Path(value).name if "/" in value else value
+        value = value if len(value) <= 24 else value[:16] + "~" + f"{zlib.crc32(value.encode()):08x}"
         parts.append(f"{_SHORT.get(key, key)}={value or 'true'}")
-    return re.sub(r"[^A-Za-z0-9._=,+-]", "_", "-".join(parts))
+    return re.sub(r"[^A-Za-z0-9._=,+~-]", "_", "-".join(parts))[:200]
 
 
 def _has_bf16_device() -> bool:
@@ -216,10 +224,11 @@ def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = Fa
 
     argv = normalise_overrides(list(overrides))
     pairs = _override_pairs(argv)
+    flags = _flags(parser)
     for key, value in pairs:
-        if key not in known:
-            raise _unknown(key, known, "the command line")
-        _check_value(known[key], key, value)
+        if key not in flags:
+            raise _unknown(key, flags, "the command line")
+        _check_value(flags[key], key, value)
     dry_run = dry_run or any(k == "dry_run" and v.lower() not in ("false", "0", "no") for k, v in pairs)
     pairs = [(k, v) for k, v in pairs if k != "dry_run"]
     explicit = set(config) | {k for k, _ in pairs}

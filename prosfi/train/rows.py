@@ -4,7 +4,8 @@ SFT rows on gold traces. Thin wrappers over `prosfi.data`, which owns prompts an
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from prosfi.data.problem import Problem
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from transformers import TrainerCallback
 
@@ -41,6 +42,35 @@ class MetricsRecorder(TrainerCallback):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a") as f:
                 f.write(json.dumps(row) + "\n")
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """The rows a `MetricsRecorder` wrote (empty when the file does not exist)."""
+    p = Path(path)
+    if not p.is_file():
+        return []
+    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+
+
+def keep_rows_until(path: str | Path, checkpoint: str | None) -> None:
+    """Drop rows a new run will log again: all of them on a fresh start, those after the checkpoint's
+    step on a resume (a run that went past its last checkpoint before it stopped)."""
+    p = Path(path)
+    if not p.is_file():
+        return
+    step = _checkpoint_step(checkpoint)
+    if step is None:
+        p.unlink()
+        return
+    kept = [r for r in read_rows(p) if r.get("step", 0) <= step]
+    p.write_text("".join(json.dumps(r) + "\n" for r in kept))
+
+
+def _checkpoint_step(checkpoint: str | None) -> int | None:
+    if not checkpoint:
+        return None
+    name = Path(checkpoint).name
+    return int(name.rsplit("-", 1)[1]) if name.startswith("checkpoint-") and name.rsplit("-", 1)[1].isdigit() else 0
 
 
 def _number(v: Any) -> float | None:

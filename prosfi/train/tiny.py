@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
 
 PAD_TOKEN = "<|endoftext|>"
 IM_START = "<|im_start|>"

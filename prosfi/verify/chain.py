@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 from prosfi.data.problem import Problem
 from prosfi.logic import Eq, FormulaError, Not, Pred, canonical, parse
@@ -168,7 +169,9 @@ class ChainCheck:
         self._step_checks: dict[int, Entailment] = {}
         self._uncertain: list[Entailment] = []
         self._targets: list[str] = self._claim_targets()
+        self._canon: dict[str, str] = {}  # premise or step id -> canonical conclusion (filled in round 1)
         self._round1: dict[int, Verdict] = {}
+        self._uncertain_verdicts: list[Verdict] = []
         self._taut: dict[int, Entailment] = {}
         self._equiv: dict[tuple[int, int], tuple[Entailment, Entailment]] = {}
 
@@ -307,8 +310,8 @@ class ChainCheck:
             if neg.status is Status.VALID:
                 return False, "Uncertain claimed, but the premises entail the goal's negation"
             if pos.status is not Status.INVALID or neg.status is not Status.INVALID:
-                return False, "Uncertain not shown: no countermodel both ways " \
-                              f"(goal: {pos.status.value}, negation: {neg.status.value})"
+                return False, (f"Uncertain not shown: no countermodel both ways (goal: {pos.status.value}, "
+                               f"negation: {neg.status.value})")
             return True, ""
         if not self._targets:
             return False, "answer claims nothing the chain can establish"
@@ -350,7 +353,7 @@ class ChainBatch:
             return []
         try:
             return fn(*args)
-        except Exception as exc:  # noqa: BLE001 - a bad completion must never crash the batch
+        except Exception as exc:
             log.warning("chain check failed: %r", exc, exc_info=True)
             failed[i] = f"internal error while checking the chain: {exc!r}"[:300]
             return []
@@ -420,5 +423,14 @@ def _complete(batch: Sequence[Entailment], verdicts: Sequence[Verdict]) -> list[
     return verdicts[: len(batch)]
 
 
-__all__ = ["ChainConfig", "StepResult", "ChainResult", "ChainCheck", "ChainBatch", "Formulas", "Parsed", "REJECTED",
-           "negation"]
+__all__ = [
+    "REJECTED",
+    "ChainBatch",
+    "ChainCheck",
+    "ChainConfig",
+    "ChainResult",
+    "Formulas",
+    "Parsed",
+    "StepResult",
+    "negation",
+]

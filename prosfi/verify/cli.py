@@ -37,6 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="worker processes (default: the available cores; 0 = in-process)")
     parser.add_argument("--chunk-size", type=int, default=4096,
                         help="lines verified per batch; bounds memory (default: %(default)s)")
+    parser.add_argument("--no-truth-table", action="store_true",
+                        help="send every check to the backends (skip the in-process truth tables)")
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
 
@@ -115,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
     overrides: dict[str, Any] = {"backends": args.backends, "timeout_ms": args.timeout_ms}
     if args.workers is not None:
         overrides["workers"] = args.workers
+    if args.no_truth_table:
+        overrides["truth_table"] = False
     try:
         config = VerifierConfig(**overrides)
     except ValueError as exc:

@@ -59,9 +59,10 @@ class VerifierConfig:
     )
     truth_table: bool = field(
         default=True,
-        metadata={"help": "Before any backend, evaluate each check over the finite domain of its constants "
-                  "with exact truth tables in this process: a countermodel found there is `invalid`; a ground "
-                  "check without equality (every Knights & Knaves step) with none is `valid`."},
+        metadata={"help": "Before any backend, evaluate each check over the finite domain of its "
+                  "constants with exact truth tables in this process: a countermodel found there is "
+                  "`invalid`; a ground check without equality (every Knights & Knaves step) with none "
+                  "is `valid`."},
     )
     truth_table_max_atoms: int = field(
         default=16,
@@ -88,7 +89,8 @@ class VerifierConfig:
         if self.timeout_ms <= 0:
             raise ValueError(f"VerifierConfig.timeout_ms must be > 0, got {self.timeout_ms}")
         if self.hard_timeout_ms is not None and self.hard_timeout_ms <= 0:
-            raise ValueError(f"VerifierConfig.hard_timeout_ms must be > 0 or None, got {self.hard_timeout_ms}")
+            raise ValueError(
+                f"VerifierConfig.hard_timeout_ms must be > 0 or None, got {self.hard_timeout_ms}")
         if self.workers < 0:
             raise ValueError(f"VerifierConfig.workers must be >= 0 (0 = in-process), got {self.workers}")
         if self.cache_size < 0 or self.parse_cache_size < 0:
@@ -96,9 +98,11 @@ class VerifierConfig:
         if self.max_formula_chars <= 0:
             raise ValueError(f"VerifierConfig.max_formula_chars must be > 0, got {self.max_formula_chars}")
         if self.prover9_max_seconds <= 0:
-            raise ValueError(f"VerifierConfig.prover9_max_seconds must be > 0, got {self.prover9_max_seconds}")
+            raise ValueError(
+                f"VerifierConfig.prover9_max_seconds must be > 0, got {self.prover9_max_seconds}")
         if not 0 <= self.truth_table_max_atoms <= 20:
-            raise ValueError(f"VerifierConfig.truth_table_max_atoms must be in 0..20, got {self.truth_table_max_atoms}")
+            raise ValueError(
+                f"VerifierConfig.truth_table_max_atoms must be in 0..20, got {self.truth_table_max_atoms}")
         if self.batch_size <= 0:
             raise ValueError(f"VerifierConfig.batch_size must be > 0, got {self.batch_size}")
 

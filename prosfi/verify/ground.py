@@ -19,7 +19,20 @@ import time
 from typing import TYPE_CHECKING, Sequence
 
 from prosfi.logic.ast import (
-    And, Bottom, Const, Eq, Exists, Fn, Forall, Formula, Iff, Implies, Not, Or, Pred, Top, Var, Xor,
+    And,
+    Bottom,
+    Eq,
+    Exists,
+    Forall,
+    Formula,
+    Iff,
+    Implies,
+    Not,
+    Or,
+    Pred,
+    Top,
+    Var,
+    Xor,
 )
 from prosfi.verify.verdict import Status, Verdict
 
@@ -30,28 +43,24 @@ NAME = "truthtable"
 _BINARY = (And, Or, Implies, Iff, Xor)
 
 
-def _shape(formulas: Sequence[Formula]) -> tuple[bool, bool] | None:
-    """(has a quantifier, has equality), or None if a function symbol makes the domain infinite."""
+def _shape(formulas: Sequence[Formula]) -> tuple[bool, bool]:
+    """(has a quantifier, has equality)."""
     quantified = equality = False
     stack = list(formulas)
+    push = stack.append
     while stack:
         node = stack.pop()
         kind = type(node)
-        if kind is Pred:
-            if any(type(a) is Fn for a in node.args):
-                return None
-        elif kind is Not:
-            stack.append(node.body)
+        if kind is Not:
+            push(node.body)
         elif kind in _BINARY:
-            stack.append(node.right)
-            stack.append(node.left)
+            push(node.right)
+            push(node.left)
         elif kind is Forall or kind is Exists:
             quantified = True
-            stack.append(node.body)
+            push(node.body)
         elif kind is Eq:
             equality = True
-            if type(node.left) is Fn or type(node.right) is Fn:
-                return None
     return quantified, equality
 
 
@@ -80,7 +89,8 @@ class _Table:
     def eval(self, f: Formula, env: dict) -> int:
         kind = type(f)
         if kind is Pred:
-            key = (f.name, tuple(self.element(a, env) for a in f.args))
+            consts = self.constants
+            key = (f.name, tuple([env[a.name] if type(a) is Var else consts[a.name] for a in f.args]))
             i = self.atoms.get(key)
             if i is None:
                 i = self.atoms[key] = len(self.atoms)
@@ -136,15 +146,15 @@ def decide(premises: Sequence[Formula], conclusion: Formula, signature: "Signatu
     """`invalid` with a countermodel, `valid` for a ground equality-free check whose table has
     none, or None (leave it to the provers)."""
     start = time.perf_counter()
-    shape = _shape([*premises, conclusion])
-    if shape is None:
+    symbols = signature.key  # sorted Symbol tuples: cheaper than the Mapping interface
+    if any(s.role == "func" for s in symbols):  # function symbols: no finite Herbrand domain
         return None
-    quantified, equality = shape
-    constants = sorted(s.name for s in signature.values() if s.role == "const")
+    constants = [s.name for s in symbols if s.role == "const"]
     size = max(1, len(constants))
-    n_atoms = sum(size ** s.arity for s in signature.values() if s.role == "pred")
+    n_atoms = sum(size ** s.arity for s in symbols if s.role == "pred")
     if n_atoms > max_atoms:
         return None
+    quantified, equality = _shape([*premises, conclusion])
     table = _Table(constants, n_atoms)
     try:
         rows = table.full

@@ -15,6 +15,7 @@ down by `close()`, or by a finalizer when it is garbage-collected or the interpr
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import subprocess
@@ -34,6 +35,8 @@ from prosfi.verify.verdict import Status, Verdict, unknown
 if TYPE_CHECKING:  # pragma: no cover
     from prosfi.logic.signature import Signature
     from prosfi.verify.config import VerifierConfig
+
+log = logging.getLogger(__name__)
 
 STARTUP_TIMEOUT_S = 60.0
 MAX_START_FAILURES = 3
@@ -111,9 +114,10 @@ class WorkerPool:
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            self._finalizer()
+        """Stop every worker now. Does not wait for a `run` in another thread (which then
+        answers its remaining checks `unknown`), so shutdown can never hang on a busy pool."""
+        self._closed = True
+        self._finalizer()
 
     def __enter__(self) -> "WorkerPool":
         return self
@@ -123,11 +127,13 @@ class WorkerPool:
 
     def _spawn(self) -> _Worker:
         ours, theirs = socket.socketpair()
+        env = dict(os.environ)  # the caller's import path, so the worker finds what the caller finds
+        env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] + [env.get("PYTHONPATH", "")])
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "prosfi.verify.worker", str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                start_new_session=True,  # Ctrl-C in a terminal goes to the caller, not the workers
+                env=env, start_new_session=True,  # Ctrl-C in a terminal reaches the caller only
             )
         finally:
             theirs.close()
@@ -176,7 +182,8 @@ class WorkerPool:
 
     def _run(self, tasks, timeout_ms: int, stage: tuple[int, ...]) -> list[list[Verdict]]:
         results: list[list[Verdict | None]] = [[None] * len(items) for items in tasks]
-        pending: deque[_Job] = deque(_Job(t, list(range(len(items)))) for t, items in enumerate(tasks) if items)
+        pending: deque[_Job] = deque(
+            _Job(t, list(range(len(items)))) for t, items in enumerate(tasks) if items)
         start_failures = 0
 
         def finish_killed(w: _Worker, why: str) -> None:
@@ -195,20 +202,24 @@ class WorkerPool:
                 pending.appendleft(_Job(job.task, [i], retry=True))
 
         while True:
+            if self._closed:  # closed from another thread: answer what is left and stop
+                for task, verdicts in enumerate(results):
+                    for i, v in enumerate(verdicts):
+                        if v is None:
+                            verdicts[i] = unknown("verifier closed before this check ran")
+                return results  # type: ignore[return-value]
             # hand jobs to idle workers; start workers up to n while there is work
             for w in list(self._workers):
                 if pending and w.ready and w.job is None:
-                    self._dispatch(w, pending.popleft(), tasks, timeout_ms, stage, pending)
-            starting = sum(1 for w in self._workers if not w.ready)
-            idle_soon = starting
-            while pending and len(self._workers) < self.n_workers and idle_soon < len(pending):
+                    self._dispatch(w, pending.popleft(), tasks, timeout_ms, stage, pending, results)
+            while pending and len(self._workers) < self.n_workers and not self._closed:  # all at once
                 self._spawn()
-                idle_soon += 1
             active = [w for w in self._workers if w.job is not None or not w.ready]
             if not pending and not any(w.job is not None for w in self._workers):
                 break
             if not active:  # pragma: no cover - defensive: work left but no worker to do it
-                self._spawn()
+                if not self._closed:
+                    self._spawn()
                 continue
             now = time.monotonic()
             deadline = min(self._deadline(w) for w in active)
@@ -237,6 +248,7 @@ class WorkerPool:
                             self._discard(w)
                             raise PoolError(f"verifier workers fail to start (exit code {code})")
                     self.counters["died"] += 1
+                    log.warning("verifier worker %s died (exit code %s); replacing it", w.pid, code)
                     finish_killed(w, f"worker died (exit code {code})")
                     self._discard(w)
                 elif now >= self._deadline(w):
@@ -248,6 +260,8 @@ class WorkerPool:
                         finish_killed(w, "worker did not start")
                     else:
                         self.counters["killed_timeout"] += 1
+                        log.info("verifier worker %s overran %.0f ms on one check; killed", w.pid,
+                                 self.hard_limit_s * 1000)
                         finish_killed(w, f"timeout: no answer within {self.hard_limit_s * 1000:.0f} ms "
                                       "(worker killed)")
                     self._discard(w)
@@ -258,7 +272,8 @@ class WorkerPool:
             return w.started + STARTUP_TIMEOUT_S
         return w.last_progress + self.hard_limit_s
 
-    def _dispatch(self, w: _Worker, job: _Job, tasks, timeout_ms: int, stage, pending: deque) -> None:
+    def _dispatch(self, w: _Worker, job: _Job, tasks, timeout_ms: int, stage, pending: deque,
+                  results) -> None:
         items = tasks[job.task]
         self._next_batch += 1
         w.batch_id, w.job, w.answered = self._next_batch, job, 0
@@ -269,6 +284,11 @@ class WorkerPool:
             pending.appendleft(job)
             self.counters["died"] += 1
             self._discard(w)
+            return
+        except Exception as exc:  # cannot be pickled (nothing was written): answer, do not crash
+            w.job = None
+            for i in job.idxs:
+                results[job.task][i] = unknown(f"cannot send the check to a worker: {type(exc).__name__}")
             return
         w.last_progress = time.monotonic()
 

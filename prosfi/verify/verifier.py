@@ -2,10 +2,11 @@
 
 The hot path of reward computation. In the calling process it parses (cached by text), looks
 the check up in the verdict cache (alpha-normalised, premise names ignored), merges duplicate
-checks of one batch, checks the signature, and groups what is left by signature; the groups go
-to the worker pool, where checks of one signature share an incremental solver. Backends that
-run in the parent (Lean: `in_worker = False`) get the checks still undecided after the stage
-before them. Every input gets exactly one verdict, in input order.
+checks of one batch, checks the signature and runs the exact truth tables (`ground`). What is
+left goes to the worker pool in chunks that keep one problem's checks together (each worker
+keeps one incremental Z3 solver). Backends that run in the parent (Lean: `in_worker = False`)
+get the checks still undecided after the stage before them. Every input gets exactly one
+verdict, in input order.
 
 Owns its pool and caches: use it as a context manager or call `close()`; a finalizer tears the
 workers down if you forget.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import threading
 import time
 import weakref
@@ -34,6 +36,8 @@ from prosfi.verify.verdict import Entailment, Status, Verdict, error, unknown
 if TYPE_CHECKING:  # pragma: no cover
     from prosfi.logic.signature import Signature
     from prosfi.verify.pool import WorkerPool
+
+log = logging.getLogger(__name__)
 
 
 class _Parsed(NamedTuple):
@@ -96,8 +100,10 @@ class Verifier:
         self.cache = VerdictCache(config.cache_size)
         self._parsed: FifoCache[str, _Parsed | str] = FifoCache(config.parse_cache_size)
         self._text_keys: FifoCache[tuple, tuple] = FifoCache(config.cache_size)
+        self._merged: FifoCache[frozenset, Any] = FifoCache(config.parse_cache_size)  # signatures
         self._resources: dict = {"backends": {}}
         self._setup_lock = threading.Lock()
+        self._local_lock = threading.Lock()
         self._stats_lock = threading.Lock()
         self._counts: Counter = Counter()
         self._ms: Counter = Counter()
@@ -141,11 +147,27 @@ class Verifier:
         hits = 0
         cache, text_keys = self.cache, self._text_keys
         for i, entailment in enumerate(entailments):
-            t0 = time.perf_counter()
-            # fast path: texts seen before map straight to their canonical key
-            tkey = _text_key(entailment)
-            key = text_keys.get(tkey) if tkey is not None else None
-            if key is not None:
+            try:
+                t0 = time.perf_counter()
+                # fast path: texts seen before map straight to their canonical key
+                tkey = _text_key(entailment)
+                key = text_keys.get(tkey) if tkey is not None else None
+                if key is not None:
+                    if key in todo:
+                        todo[key].append(i)
+                        continue
+                    hit = cache.get(key)
+                    if hit is not None:
+                        hits += 1
+                        verdicts[i] = _answered(hit, t0, cached=True)
+                        continue
+                prepared = self._prepare(entailment)
+                if isinstance(prepared, Verdict):
+                    verdicts[i] = _answered(prepared, t0)
+                    continue
+                key, premises = prepared[0], prepared[1]
+                if tkey is not None:
+                    text_keys.put(tkey, key)
                 if key in todo:
                     todo[key].append(i)
                     continue
@@ -154,35 +176,24 @@ class Verifier:
                     hits += 1
                     verdicts[i] = _answered(hit, t0, cached=True)
                     continue
-            prepared = self._prepare(entailment)
-            if isinstance(prepared, Verdict):
-                verdicts[i] = _answered(prepared, t0)
-                continue
-            key, premises = prepared[0], prepared[1]
-            if tkey is not None:
-                text_keys.put(tkey, key)
-            if key in todo:
-                todo[key].append(i)
-                continue
-            hit = cache.get(key)
-            if hit is not None:
-                hits += 1
-                verdicts[i] = _answered(hit, t0, cached=True)
-                continue
-            checked = self._typecheck(premises, prepared[2])
-            if isinstance(checked, Verdict):
-                cache.put(key, checked)
-                verdicts[i] = _answered(checked, t0)
-                continue
-            if self.config.truth_table:
-                decided = ground.decide([f for _, f in checked[1].premises], checked[1].conclusion,
-                                        checked[0], self.config.truth_table_max_atoms)
-                if decided is not None:
-                    cache.put(key, decided)
-                    verdicts[i] = _answered(decided, t0)
+                checked = self._typecheck(premises, prepared[2])
+                if isinstance(checked, Verdict):
+                    cache.put(key, checked)
+                    verdicts[i] = _answered(checked, t0)
                     continue
-            todo[key] = [i]
-            work.append((key, checked[0], checked[1]))
+                if self.config.truth_table:
+                    decided = ground.decide([f for _, f in checked[1].premises], checked[1].conclusion,
+                                            checked[0], self.config.truth_table_max_atoms)
+                    if decided is not None:
+                        cache.put(key, decided)
+                        verdicts[i] = _answered(decided, t0)
+                        continue
+                todo[key] = [i]
+                work.append((key, checked[0], checked[1]))
+            except Exception as exc:  # a bug must cost one verdict, never the batch
+                log.exception("verifier: internal error on input %d", i)
+                verdicts[i] = unknown(f"internal error: {type(exc).__name__}: {exc}"[:500])
+
         backend_ms = 0.0
         if work:
             decided = self._decide([(sig, check) for _, sig, check in work])
@@ -220,7 +231,8 @@ class Verifier:
             "hit_rate": counts.get("cache_hits", 0) / checks if checks else 0.0,
             "batches": counts.get("batches", 0),
             "status": {s.value: counts.get(f"status_{s.value}", 0) for s in Status},
-            "decided_by": {k[len("decided_by_"):]: v for k, v in counts.items() if k.startswith("decided_by_")},
+            "decided_by": {k.removeprefix("decided_by_"): v for k, v in counts.items()
+                           if k.startswith("decided_by_")},
             "wall_ms": ms.get("wall_ms", 0.0),
             "backend_ms": ms.get("backend_ms", 0.0),
             "cache_size": len(self.cache),
@@ -275,17 +287,21 @@ class Verifier:
         key = VerdictCache.key([p.canonical for _, p in parsed], concl.canonical, self.backend_names)
         return key, parsed, concl
 
-    @staticmethod
-    def _typecheck(premises, concl: _Parsed):
+    def _typecheck(self, premises, concl: _Parsed):
         """(signature, Check) or an `error` verdict naming the clashing symbol."""
-        from prosfi.logic.errors import SignatureError
-        from prosfi.logic.signature import Signature
+        parts = frozenset([p.signature for _, p in premises] + [concl.signature])
+        signature = self._merged.get(parts)
+        if signature is None:
+            from prosfi.logic.errors import SignatureError
+            from prosfi.logic.signature import Signature
 
-        parts = [p.signature for _, p in premises] + [concl.signature]
-        try:
-            signature = Signature(itertools.chain.from_iterable(s.values() for s in parts))
-        except SignatureError as exc:
-            return error(str(exc))
+            try:
+                signature = Signature(itertools.chain.from_iterable(s.key for s in parts))
+            except SignatureError as exc:
+                signature = str(exc)
+            self._merged.put(parts, signature)
+        if isinstance(signature, str):
+            return error(signature)
         return signature, Check(tuple((name, p.formula) for name, p in premises), concl.formula)
 
     # ------------------------------------------------------------------ deciding
@@ -330,12 +346,13 @@ class Verifier:
         out: list[Verdict | None] = [None] * len(batch)
         if self.config.workers == 0:
             cascade = self._local_cascade()
-            sessions: dict = {}
-            for i, (sig, check) in enumerate(batch):
-                run = sessions.get(sig)
-                if run is None:
-                    run = sessions[sig] = cascade.session(sig, self.config.timeout_ms, positions)
-                out[i] = run(check)
+            with self._local_lock:  # a Z3 context must not be used by two threads at once
+                sessions: dict = {}
+                for i, (sig, check) in enumerate(batch):
+                    run = sessions.get(sig)
+                    if run is None:
+                        run = sessions[sig] = cascade.session(sig, self.config.timeout_ms, positions)
+                    out[i] = run(check)
             return out  # type: ignore[return-value]
         chunks = self._chunks(batch)
         pool = self._ensure_pool()

@@ -32,9 +32,8 @@ def _exit_when_orphaned(parent_pid: int) -> None:
 
 
 def serve(conn: Connection) -> None:
-    msg = conn.recv()
     try:
-        _, sys_path, backend_paths, config = msg
+        _, sys_path, backend_paths, config = conn.recv()
         for entry in reversed(sys_path):  # the parent's path, so custom backends import here too
             if entry not in sys.path:
                 sys.path.insert(0, entry)
@@ -43,7 +42,10 @@ def serve(conn: Connection) -> None:
 
         backends = [load_class(path).from_config(config) for path in backend_paths]
     except BaseException as exc:  # report why, so the parent fails with a clear message
-        conn.send(("fatal", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"))
+        try:
+            conn.send(("fatal", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"))
+        except OSError:  # the parent is gone too
+            pass
         return
     cascade = Cascade(backends)
     conn.send(("ready", os.getpid()))

@@ -87,26 +87,39 @@ class _Incremental:
     def __init__(self, backend: Z3Backend, timeout_ms: int):
         self.backend = backend
         self.timeout_ms = timeout_ms
-        self.solver = backend._solver(timeout_ms)
-        self.declared: set = set()
-        self.texts: dict = {}  # Formula -> SMT-LIB term
+        self.texts: dict = {}  # Formula -> SMT-LIB term (independent of the solver)
         self.used = 0
+        self._fresh_solver()
+
+    def _fresh_solver(self) -> None:
+        self.solver = self.backend._solver(self.timeout_ms)
+        self.declared: dict[str, object] = {}  # mangled name -> Symbol
 
     def _declare(self, signature: "Signature") -> None:
-        """Declare the signature's new symbols, outside any scope so they stay declared."""
+        """Declare the signature's new symbols, outside any scope so they stay declared. A name
+        already declared at another arity (`Q` as a proposition before, `Q x` now) would make
+        Z3's parser reject the name as ambiguous: such a check gets a fresh solver."""
         from prosfi.logic.render_z3 import DOMAIN_SORT, mangle
 
-        new = [symbol for symbol in signature.key if symbol not in self.declared]
+        new = []
+        for symbol in signature.key:
+            name = mangle(symbol)
+            seen = self.declared.get(name)
+            if seen is None:
+                new.append((name, symbol))
+            elif seen != symbol:
+                self._fresh_solver()
+                return self._declare(signature)
         if not new and self.declared:
             return
         out = [] if self.declared else [f"(declare-sort {DOMAIN_SORT} 0)"]
-        for symbol in new:
+        for name, symbol in new:
             result = "Bool" if symbol.role == "pred" else DOMAIN_SORT
             args = " ".join([DOMAIN_SORT] * symbol.arity)
-            out.append(f"(declare-fun |{mangle(symbol)}| ({args}) {result})")
+            out.append(f"(declare-fun |{name}| ({args}) {result})")
         self.solver.from_string("".join(out))
         self.declared.update(new)
-        self.declared.add(None)  # the sort is declared now, even for a signature without symbols
+        self.declared.setdefault("", None)  # the sort is declared now, even with no symbols
 
     def _text(self, f, signature: "Signature") -> str:
         t = self.texts.get(f)
