@@ -12,12 +12,12 @@
 #   MODEL [the recipe's model_name_or_path]   HEALTH_TIMEOUT_S [1800]
 # vLLM colocate mode needs no server: `accelerate launch --config_file ... -m prosfi.train RECIPE
 #   --vllm_mode colocate` on all GPUs (see the README).
-# The server must serve the model GRPO starts from. With `sft: true` that is OUTPUT_DIR/sft, which only exists
-# after the warm-up: run `prosfi sft RECIPE` first, then this script with MODEL=OUTPUT_DIR/sft.
+# The server starts from the recipe's base model; with `sft: true` the trainers run the warm-up first, and
+# TRL pushes the trainer's weights to the server before the first generation, so rollouts use them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [[ $# -lt 1 || "$1" == -* ]]; then sed -n '2,19p' "$0"; exit 2; fi
+if [[ $# -lt 1 || "$1" == -* ]]; then awk 'NR > 1 && /^#/ && !/^#SBATCH/ {print; next} NR > 1 {exit}' "$0"; exit 2; fi
 RECIPE="$1"; shift
 VLLM_GPUS="${VLLM_GPUS:-0,1,2,3}"
 TRAIN_GPUS="${TRAIN_GPUS:-4,5,6,7}"

@@ -165,6 +165,8 @@ CASES = [
      UNVERIFIED),
     ("arity-clash-step", "pqa-true", completion(GOLD_TRUE + [step("s3", ["s2"], "Animal tom rex")], "A"),
      UNVERIFIED),
+    ("kk2-conjunction-not-literal", "kk2",
+     completion([KK2_GOLD[0], step("s2", ["h1", "s1"], "Knight zoey ∧ ¬ Knight oliver")], KK2_ANSWER), UNVERIFIED),
     ("kk3-wrong-step", "kk3",
      completion([step("s1", ["h1"], "Knight bob")] + KK3_GOLD[1:], KK3_ANSWER), UNVERIFIED),
     # -- wrong answer (well-formed)
@@ -252,7 +254,7 @@ def test_levels_are_the_issue_defaults():
 @pytest.mark.parametrize("name,pid,text,expected", CASES, ids=[c[0] for c in CASES])
 def test_prosfi_reward_levels(scored, name, pid, text, expected):
     result = scored[name]
-    assert result.reward == pytest.approx(expected), (result.reason, [(s.id, s.verdict, s.reason)
+    assert result.reward == expected, (result.reason, [(s.id, s.verdict, s.reason)
                                                                       for s in result.steps])
     assert result.format_ok == (expected != FORMAT)
     if expected == TOP:
@@ -395,7 +397,8 @@ def test_prosfi_score_cli(tmp_path, scored):
     completions_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     out_path = tmp_path / "out.jsonl"
     proc = subprocess.run([sys.executable, "-m", "prosfi", "score", str(problems_path), str(completions_path),
-                           "-o", str(out_path), "--workers", "1"],
+                           "-o", str(out_path), "--workers", "1", "--batch-size", "7",
+                           "--audit", str(tmp_path / "audit.jsonl")],
                           capture_output=True, text=True, timeout=300, cwd=ROOT, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = [json.loads(line) for line in out_path.read_text(encoding="utf-8").splitlines()]
@@ -410,6 +413,9 @@ def test_prosfi_score_cli(tmp_path, scored):
     assert unknown["reward"] in (None, FORMAT)
     for record in out[len(ALL) + 1:]:
         assert record["reason"] and record["reward"] in (None, FORMAT)
+    audited = list(read_audit(tmp_path / "audit.jsonl"))
+    assert len(audited) >= len(ALL)
+    assert [r["reward"] for r in audited[:len(ALL)]] == pytest.approx([scored[n].reward for n, *_ in ALL])
 
 
 def test_prosfi_score_cli_padding_flag(tmp_path):
@@ -534,3 +540,12 @@ def test_worker_killed_during_scoring_the_batch_still_scores():
         results = score_batch(problems, texts, v)
     assert [r.reward for r in results] == [UNVERIFIED, TOP, TOP]
     assert results[0].steps[0].verdict == "unknown" and results[0].steps[1].verdict == "valid"
+
+
+def test_audit_path_per_rank(verifier, tmp_path):
+    problems, texts, expected = _rows(TRL_NAMES[:3])
+    (reward,) = make_reward_funcs("prosfi", verifier=verifier, audit_path=str(tmp_path / "audit-{rank}.jsonl"))
+    assert reward(prompts=["q"] * 3, completions=texts, problem=problems) == pytest.approx(expected)
+    files = list(tmp_path.glob("audit-*.jsonl"))
+    assert len(files) == 1 and "{rank}" not in files[0].name
+    assert [r["reward"] for r in read_audit(files[0])] == pytest.approx(expected)

@@ -13,6 +13,7 @@ import itertools
 import json
 import random
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -452,7 +453,7 @@ def cli_results(tmp_path_factory):
     lines += ["", "   "]  # blank lines also get their error line
     lines.append(_line("timeout", TIMEOUT_PREMISES, "P a"))
     lines.append(_line("after-timeout", {"h1": "∀ x, P x → Q x", "h2": "P a"}, "Q a"))
-    out = _run_check(lines, tmp_path_factory, "--timeout-ms", "400", "--workers", "2")
+    out = _run_check(lines, tmp_path_factory, "--timeout-ms", "400", "--workers", "2", "--chunk-size", "50")
     return lines, out
 
 
@@ -828,3 +829,73 @@ def test_cli_bytes_level_input(tmp_path):
     out = [json.loads(line) for line in proc.stdout.decode("utf-8").splitlines()]
     assert [(r["id"], r["verdict"]) for r in out] == [
         ("ok1", V), ("bad-utf8", E), (None, E), ("crlf", V), ("huge", E), ("nul", E), ("surrogate", E), ("ok2", I)]
+
+
+def test_shared_premise_names_do_not_leak_between_checks(verifier, backend_verifiers):
+    """Checks of one signature share a solver (push/pop): premises of one check, even under the
+    same names, must never reach another check, in either order."""
+    q = "∀ x, Q x ∨ ¬ Q x"  # keeps the truth table out
+    batch = [
+        c("l1", {"h1": "∀ x, P x", "h2": q}, "P a", V),
+        c("l2", {"h1": "∃ x, ¬ P x", "h2": q}, "P a", I),
+        c("l3", {"h1": "∀ x, ¬ P x", "h2": q}, "P a", I),
+        c("l4", {"h2": q, "h1": "∀ x, P x"}, "P b", V),
+        c("l5", {"h1": "∀ x, P x", "h2": q}, "¬ P a", I),
+        c("l6", {"h2": "∀ x, P x", "h1": q}, "P a", V),
+        c("l7", {"h1": q}, "P a", I),
+        c("l8", {"h1": "∀ x, P x", "h2": q, "h3": "∀ x, ¬ P x"}, "R", V),
+        c("l9", {"h1": "∀ x, P x", "h2": q}, "R", I),
+    ]
+    entailments = [Entailment(k.premises, k.conclusion, id=k.id) for k in batch]
+    for name, v in [("default", verifier), *backend_verifiers.items()]:
+        for order in (1, -1):
+            got = [d.status.value for d in v.check_many(entailments[::order])][::order]
+            for k, g in zip(batch, got):
+                assert g == k.expected or (name == "prover9" and k.expected == I and g == "unknown"), (name, k, g)
+
+
+@pytest.mark.skipif(shutil.which("lake") is not None, reason="Lean is installed here")
+def test_cli_missing_backend_is_reported_and_never_invalid(tmp_path):
+    """An optional backend that is not installed is reported and skipped; one asked for by name
+    is either skipped the same way or refused up front with a message, never a traceback."""
+    lines = [_line(f"fo-{i}", {"h1": "∀ x, P x → Q x", "h2": f"P c{i}"}, f"Q c{i}" if i % 2 else "Q d")
+             for i in range(6)]
+    src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def run(backends):
+        return subprocess.run([sys.executable, "-m", "prosfi", "check", str(src), "-o", str(dst), "--backends",
+                               backends, "--workers", "0", "--no-progress"],
+                              capture_output=True, text=True, timeout=300, cwd=ROOT, check=False)
+
+    # without a prover left nothing is proved; the in-process model search may still refute
+    for backends, expected in (("lean?,z3", [I, V] * 3), ("lean?", [I, "unknown"] * 3)):
+        proc = run(backends)
+        assert proc.returncode == 0 and proc.stdout == "", proc.stderr[-2000:]
+        assert "lean" in proc.stderr and "Traceback" not in proc.stderr
+        out = [json.loads(line) for line in dst.read_text(encoding="utf-8").splitlines()]
+        assert [r["verdict"] for r in out] == expected
+    proc = run("lean,z3")
+    assert "lean" in proc.stderr and "Traceback" not in proc.stderr
+    if proc.returncode == 0:
+        out = [json.loads(line) for line in dst.read_text(encoding="utf-8").splitlines()]
+        assert [r["verdict"] for r in out] == [I, V] * 3
+
+
+FUZZ_TOKENS = ["P", "a", "x", "∀", "∃", "forall", ",", "(", ")", "¬", "∧", "∨", "→", "↔", "->", "/\\", "=", "≠",
+               "Xor'", "Not", "True", "False", ":", "T", " ", "\t", "\n", "\x00", "\ud800", "\u200b", "'", "₁", "é",
+               "#", "--", "/-", ".", "sorry", "λ", "fun", "=>", "∃!", "0", "\\", '"', "{", "|", "`", "@", "$", ";"]
+
+
+def test_random_text_never_raises(verifier):
+    rng = random.Random(11)
+
+    def soup():
+        return "".join(rng.choice(FUZZ_TOKENS) + " " * rng.randint(0, 1) for _ in range(rng.randint(0, 12)))
+
+    entailments = [Entailment({"h1": soup(), "h2": soup()}, soup()) for _ in range(400)]
+    entailments += [Entailment({"h1": "A"}, "A"), Entailment({}, "A ∨ ¬ A")]  # the batch still answers these
+    verdicts = verifier.check_many(entailments)
+    assert len(verdicts) == len(entailments)
+    assert all(d.status.value in (V, I, "unknown", E) for d in verdicts)
+    assert [d.status.value for d in verdicts[-2:]] == [V, V]

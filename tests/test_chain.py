@@ -116,8 +116,12 @@ def test_repeat_is_rejected_and_configurable(verifier):
     r = check(verifier, ANIMALS, spec, "A")
     assert verdicts(r)["s4"] == "rejected" and "repeats s1" in reason_of(r, "s4")
     assert check(verifier, ANIMALS, spec, "A", ChainConfig(reject_repeat=False)).chain_valid
-    # a premise "derived" without citing it is a repeat too (rejected before any prover runs)
+    # re-deriving a premise is honest by default (the guard is about earlier conclusions);
+    # the step is then judged on its own: here `Cat tom` does not follow from s1 alone
     r = check(verifier, ANIMALS, GOOD + [("s4", ["s1"], "Cat tom")], "A")
+    assert verdicts(r)["s4"] == "invalid"
+    # opt-in: a premise "derived" without citing it is a repeat (rejected before any prover runs)
+    r = check(verifier, ANIMALS, GOOD + [("s4", ["s1"], "Cat tom")], "A", ChainConfig(reject_premise_repeat=True))
     assert verdicts(r)["s4"] == "rejected" and "repeats premise h3" in reason_of(r, "s4")
 
 

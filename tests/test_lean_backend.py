@@ -49,14 +49,48 @@ def test_missing_lean_dojo_is_explained():
         LeanDojoBackend()
 
 
-def test_registry_skips_lean_with_its_reason_when_asked_automatically():
+def test_lean_asked_for_by_name_without_lean_is_a_clear_error():
+    from prosfi.verify.config import VerifierConfig
+    from prosfi.verify.verifier import Verifier
+
+    if LeanBackend.unavailable() is None:
+        pytest.skip("Lean is installed here")
+    for name in ("lean", "lean_dojo"):
+        with pytest.raises(ValueError, match=f"backend '{name}' was asked for but cannot run here") as err:
+            Verifier(VerifierConfig(backends=("z3", name), workers=0))
+        assert f"'{name}?'" in str(err.value)  # says how to make it optional
+    with pytest.raises(ValueError) as err:
+        Verifier(VerifierConfig(backends=("lean",), workers=0))
+    assert PROJECT_ENV in str(err.value) and "lake build" in str(err.value)
+
+
+def test_auto_and_optional_lean_are_reported_once_and_skipped():
     from prosfi.verify.registry import resolve
 
     if LeanBackend.unavailable() is None:
         pytest.skip("Lean is installed here")
     with pytest.warns(RuntimeWarning, match="'lean' skipped"):
-        specs, skipped = resolve(("lean", "lean_dojo"))
-    assert specs == [] and "lake" in skipped["lean"]
+        specs, skipped = resolve(("auto",))
+    assert [s.name for s in specs] == ["z3", "prover9"] and "lake" in skipped["lean"]
+    with pytest.warns(RuntimeWarning, match="'lean' skipped"):
+        specs, skipped = resolve(("lean?", "z3"))
+    assert [s.name for s in specs] == ["z3"] and list(skipped) == ["lean"]
+
+
+def test_the_verifier_s_lean_settings_decide_availability():
+    # A REPL command that exists makes `lean` available wherever lake is missing; one that does not
+    # exist is refused with its name, even when the defaults would work.
+    from prosfi.verify.config import VerifierConfig
+    from prosfi.verify.registry import resolve
+
+    ok = VerifierConfig(backends=("lean",), lean=LeanConfig(repl_command=(sys.executable, STANDIN), workers=1))
+    assert [s.name for s in resolve(ok.backends, ok)[0]] == ["lean"]
+    gone = VerifierConfig(backends=("lean",), lean={"repl_command": "/nowhere/repl --flag", "workers": 1})
+    assert gone.lean.repl_command == ("/nowhere/repl", "--flag")  # a dict becomes a LeanConfig
+    with pytest.raises(ValueError, match="'/nowhere/repl' not found"):
+        resolve(gone.backends, gone)
+    with pytest.raises(ValueError, match="VerifierConfig.lean"):
+        VerifierConfig(lean="lean_project")
 
 
 def test_project_is_found_from_setting_env_and_checkout(tmp_path, monkeypatch):
@@ -66,6 +100,8 @@ def test_project_is_found_from_setting_env_and_checkout(tmp_path, monkeypatch):
     monkeypatch.setenv(PROJECT_ENV, str(tmp_path))
     assert LeanConfig().project_dir() == tmp_path
     assert LeanConfig(project="/elsewhere").project_dir() == Path("/elsewhere")
+    monkeypatch.chdir(tmp_path)  # relative paths are made absolute: the REPL runs inside the project
+    assert LeanConfig(project="lean_project").project_dir() == tmp_path / "lean_project"
 
 
 def test_lean_project_pins_matching_versions():
@@ -232,33 +268,85 @@ def test_dojo_worker_speaks_the_repl_protocol_over_lean_dojo(tmp_path):
         ReplProcess(cmd, project, "import Aesop", start_timeout_s=60, env=env)
 
 
-class StandinLeanBackend(LeanBackend):
-    """`lean` pointed at the stand-in, importable by the verifier as 'test_lean_backend:StandinLeanBackend'."""
+def _standin_verifier(tmp_path, **overrides):
+    """A verifier whose `lean` backend is the stand-in (plumbing only), logging to tmp_path."""
+    from prosfi.verify.config import VerifierConfig
+    from prosfi.verify.verifier import Verifier
 
-    @classmethod
-    def unavailable(cls):
-        return None
+    lean = LeanConfig(repl_command=(sys.executable, STANDIN, "--log", str(tmp_path)), workers=2, timeout_s=None)
+    return Verifier(VerifierConfig(backends=("lean", "z3"), workers=0, timeout_ms=2000, lean=lean, **overrides))
+
+
+def _standin_checks(tmp_path) -> int:
+    log = tmp_path / "standin.log"
+    return sum(line.endswith(" cmd") for line in log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_verifier_runs_lean_first_in_the_parent_then_z3(tmp_path):
+    # Plumbing only: the stand-in "proves" whatever reaches it unless a symbol carries a marker;
+    # what it leaves unknown must go on to Z3. The checks are ones the truth table cannot decide
+    # (a quantified entailment; a function symbol), so they reach the cascade in its order.
+    from prosfi.verify.verdict import Entailment
+
+    with _standin_verifier(tmp_path) as verifier:
+        verdicts = verifier.check_many([
+            Entailment({"h1": "∀ x, P x → Q x", "h2": "P a"}, "Q a"),
+            Entailment({"h1": "∀ x, standin_error (f x) → Q x"}, "Q a"),
+        ])
+        assert verifier.backend_names == ("lean", "z3")
+    assert verdicts[0].status is Status.VALID and verdicts[0].backend == "lean"
+    assert verdicts[1].status is Status.INVALID and verdicts[1].backend == "z3"
+    assert _standin_checks(tmp_path) == 2
+
+
+def test_truth_table_answers_before_lean_unless_turned_off(tmp_path):
+    # The truth table is exact for what it answers, so it pre-empts every backend, Lean first or
+    # not; `truth_table=False` hands everything to the cascade in its order. Plumbing only.
+    from prosfi.verify.verdict import Entailment
+
+    ground = [Entailment({"h1": "Knight zoey ↔ ¬ Knight oliver", "h2": "Knight oliver"}, "¬ Knight zoey"),
+              Entailment({"h1": "standin_error zoey → Knight zoey"}, "Knight zoey")]
+    with _standin_verifier(tmp_path / "table") as verifier:
+        first = verifier.check_many(ground)
+    assert [(v.status, v.backend) for v in first] == [(Status.VALID, "truthtable"), (Status.INVALID, "truthtable")]
+    assert _standin_checks(tmp_path / "table") == 0  # Lean never saw them
+    (tmp_path / "off").mkdir()
+    with _standin_verifier(tmp_path / "off", truth_table=False) as verifier:
+        second = verifier.check_many(ground)
+    assert [(v.status, v.backend) for v in second] == [(Status.VALID, "lean"), (Status.INVALID, "z3")]
+    assert _standin_checks(tmp_path / "off") == 2
+
+
+class _CountingLeanBackend(LeanBackend):
+    """Records how the verifier calls the backend (importable as 'module:Class' by the verifier)."""
+
+    batches: list[tuple[int, int]] = []  # (problems, checks) per check_many call
 
     @classmethod
     def from_config(cls, config):
-        return cls(LeanConfig(repl_command=(sys.executable, STANDIN), workers=2, timeout_s=None))
+        return cls(cls.lean_config(config))
+
+    def check_many(self, items, timeout_ms):
+        type(self).batches.append((len({signature for signature, _ in items}), len(items)))
+        return super().check_many(items, timeout_ms)
 
 
-def test_verifier_runs_lean_first_in_the_parent_then_z3():
-    # Plumbing only: the stand-in "proves" whatever reaches it unless a symbol carries a marker;
-    # what it leaves unknown must go on to Z3, which refutes the non-entailment.
+def test_every_undecided_check_of_a_batch_reaches_the_lean_pool_in_one_call(tmp_path, monkeypatch):
+    # Several problems (signatures) in one batch: the REPL pool gets all their checks at once
+    # instead of one call per problem. Plumbing only.
     from prosfi.verify.config import VerifierConfig
     from prosfi.verify.verdict import Entailment
     from prosfi.verify.verifier import Verifier
 
-    config = VerifierConfig(backends=(f"{__name__}:StandinLeanBackend", "z3"), workers=0, timeout_ms=2000)
+    monkeypatch.setattr(_CountingLeanBackend, "batches", [])
+    lean = LeanConfig(repl_command=(sys.executable, STANDIN, "--log", str(tmp_path)), workers=2, timeout_s=None)
+    config = VerifierConfig(backends=(f"{__name__}:_CountingLeanBackend",), workers=0, lean=lean)
+    problems = [Entailment({"h1": f"∀ x, P{k} x → Q{k} x", "h2": f"P{k} c{k}"}, f"Q{k} c{k}") for k in range(3)]
     with Verifier(config) as verifier:
-        verdicts = verifier.check_many([
-            Entailment({"h1": "∀ x, P x → Q x", "h2": "P a"}, "Q a"),
-            Entailment({"h1": "∀ x, standin_error x → Q x"}, "Q a"),
-        ])
-    assert verdicts[0].status is Status.VALID and verdicts[0].backend == "lean"
-    assert verdicts[1].status is Status.INVALID and verdicts[1].backend == "z3"
+        verdicts = verifier.check_many([*problems, Entailment({"h1": "∀ x, P0 x"}, "P0 c9")])
+    assert [v.backend for v in verdicts] == ["lean"] * 4
+    assert _CountingLeanBackend.batches == [(4, 4)]  # one call for 4 problems, not one per problem
+    assert _standin_checks(tmp_path) == 4
 
 
 def test_unavailable_explains_each_missing_piece(tmp_path, monkeypatch):

@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -278,9 +279,20 @@ def test_async_variant(verifier):
 
 
 def test_direct_lean_is_imported_only_when_asked(verifier):
+    # a fresh interpreter: other test modules import direct_lean themselves
+    code = (
+        "import sys\n"
+        "from prosfi.rewards import REWARD_MODES, make_reward_funcs\n"
+        "from prosfi.verify import Verifier, VerifierConfig\n"
+        "v = Verifier(VerifierConfig(workers=0))\n"
+        "for mode in REWARD_MODES:\n"
+        "    make_reward_funcs(mode, verifier=v)\n"
+        "print('prosfi.rewards.direct_lean' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stderr
     for mode in REWARD_MODES:
         make_reward_funcs(mode, verifier=verifier)
-    assert "prosfi.rewards.direct_lean" not in sys.modules
     with pytest.raises(ValueError, match="unknown reward mode"):
         make_reward_funcs("nope", verifier=verifier)
 

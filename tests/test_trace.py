@@ -206,3 +206,20 @@ def test_names_match_constants_the_way_the_generator_builds_them():
     parsed = parse_answer(problem, "(1) Mary-Ann is a knight (2) O'Brien is a knave")
     assert parsed.ok, parsed.reason
     assert answer_correct(problem, parsed)
+
+
+@pytest.mark.parametrize(
+    "text, label",
+    [("B", "False"), ("b", "False"), ("False", "False"), ("B) False", "False"), ("(B)", "False"),
+     ("Answer: B", "False"), ("B. False", "False"), ("answer: (C) Uncertain", "Uncertain"),
+     ("B) True", None), ("Bx", None), ("A or B", None), ("(B) Uncertain", None), ("D", None)],
+)
+def test_decorated_option_letters_are_read_only_when_consistent(text, label):
+    from prosfi.data.problem import Problem
+    from prosfi.trace.answer import parse_answer
+
+    problem = Problem(id="p", kind="true_false_uncertain", premises=[], goal="A",
+                      options={"A": "True", "B": "False", "C": "Uncertain"}, answer="B")
+    parsed = parse_answer(problem, text)
+    assert parsed.label == label
+    assert bool(parsed.reason) == (label is None)

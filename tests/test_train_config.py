@@ -92,7 +92,7 @@ def test_bad_values_name_the_key(tmp_path):
 
 def test_run_name_and_output_dir_follow_recipe_and_overrides(tmp_path):
     r = resolve(_recipe(tmp_path, BASE, "prosfi_kk.yaml"), ["--learning_rate", "2e-6", "--beta", "0.01",
-                                                             "--report_to", "none"])
+                                                             "--report_to", "none", "--vllm_server_host", "node7"])
     assert r.training.run_name == "prosfi_kk-lr=2e-6-beta=0.01"
     assert Path(r.training.output_dir) == Path("runs") / "prosfi_kk-lr=2e-6-beta=0.01"
     explicit = resolve(_recipe(tmp_path, {**BASE, "output_dir": str(tmp_path / "o")}, "a.yaml"), ["--seed", "3"])

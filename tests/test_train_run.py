@@ -122,11 +122,25 @@ def test_prosfi_sft_runs_the_warm_up_alone(tiny_model, tmp_path):
     assert not (out / "model.safetensors").exists()  # no GRPO stage
 
 
+def test_lora_warm_up_is_merged_and_grpo_trains_a_new_adapter(tiny_model, tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    out = tmp_path / "out"
+    recipe = _recipe(tmp_path, tiny_model, output_dir=str(out), sft=True, sft_size=8, sft_max_steps=1,
+                     max_steps=1, save_strategy="no", use_peft=True, lora_r=4, lora_alpha=8,
+                     lora_target_modules=["q_proj", "v_proj"])
+    assert prosfi_main(["train", recipe]) == 0
+    merged = AutoModelForCausalLM.from_pretrained(out / "sft")  # a plain model: the SFT adapter was merged
+    assert not any("lora" in name for name, _ in merged.named_parameters())
+    assert (out / "adapter_config.json").is_file()  # GRPO saved its own LoRA adapter
+
+
 def test_wandb_offline_run_holds_the_prosfi_metrics(tiny_model, tmp_path, monkeypatch):
     pytest.importorskip("wandb")
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_DIR", str(tmp_path / "wandb_root"))
     monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.setenv("WANDB_PROJECT", "prosfi-tests")  # restored after the test (run() only sets a default)
     out = tmp_path / "out"
     recipe = _recipe(tmp_path, tiny_model, output_dir=str(out), max_steps=1, save_strategy="no",
                      report_to=["wandb"], log_completions=True)
@@ -140,12 +154,11 @@ def test_wandb_offline_run_holds_the_prosfi_metrics(tiny_model, tmp_path, monkey
     assert summary["where"]["wandb"] == str(runs[0])
 
 
-def test_direct_lean_without_lean_fails_with_a_clear_message(tiny_model, tmp_path, capsys, monkeypatch):
+def test_direct_lean_without_lean_fails_with_a_clear_message(tiny_model, tmp_path, capsys):
     import shutil as sh
 
     if sh.which("lake"):
         pytest.skip("Lean is installed here; the message is for machines without it")
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")
     recipe = _recipe(tmp_path, tiny_model, output_dir=str(tmp_path / "out"), reward_mode="direct_lean")
     assert prosfi_main(["train", recipe]) == 2
     err = capsys.readouterr().err

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from prosfi.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,3 +81,35 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     steps.write_text("{}\n")
     assert main(["check", str(steps), "--backends", "z4", "--workers", "0"]) == 2
     assert "z4" in capsys.readouterr().err
+
+
+def test_lean_named_without_lean_exits_2_saying_what_to_do(tmp_path, capsys):
+    steps = tmp_path / "s.jsonl"
+    steps.write_text(LINES[0] + "\n", encoding="utf-8")
+    nowhere = str(tmp_path / "no_lean_project")  # unavailable whether or not lake is installed
+    assert main(["check", str(steps), "--backends", "z3,lean", "--lean-project", nowhere, "--workers", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "'lean' was asked for but cannot run here" in err
+    assert "PROSFI_LEAN_PROJECT" in err and "lake build" in err and "'lean?'" in err
+    # optional: reported on stderr as a warning, skipped, the rest of the cascade answers
+    with pytest.warns(RuntimeWarning, match="'lean' skipped"):
+        assert main(["check", str(steps), "--backends", "lean?,z3", "--lean-project", nowhere, "--workers", "0"]) == 0
+    assert [(r["id"], r["verdict"], r["backend"]) for r in _records(capsys.readouterr().out)] == [
+        ("mp", "valid", "z3")]
+    assert main(["check", str(steps), "--lean-timeout-ms", "0"]) == 2
+    assert "--lean-timeout-ms" in capsys.readouterr().err
+
+
+def test_lean_flags_reach_the_lean_backend(tmp_path, capsys):
+    # Plumbing only: tests/standin_repl.py stands in for the REPL (it is not Lean), so a `lean`
+    # verdict here says the flags built a working LeanConfig, nothing about the step.
+    standin = Path(__file__).with_name("standin_repl.py").resolve()
+    steps = tmp_path / "s.jsonl"
+    steps.write_text(LINES[0] + "\n" + LINES[-1] + "\n", encoding="utf-8")
+    args = ["check", str(steps), "--backends", "lean,z3", "--workers", "0", "--lean-workers", "1",
+            "--lean-timeout-ms", "60000", "--lean-repl-command", f"{sys.executable} {standin} --log {tmp_path}"]
+    assert main(args) == 0
+    out = _records(capsys.readouterr().out)
+    assert [(r["id"], r["backend"]) for r in out] == [("mp", "lean"), ("kk", "truthtable")]
+    log = (tmp_path / "standin.log").read_text().split()
+    assert log.count("cmd") == 1 and log.count("start") == 1  # one REPL; the truth table took the K&K step

@@ -59,9 +59,9 @@ def test_parent_backend_before_worker_backends():
         assert same.backend == "parent-fault" and mp.backend == "z3"
 
 
-def test_missing_backend_is_reported_once_and_skipped():
+def test_missing_optional_backend_is_reported_once_and_skipped():
     with pytest.warns(RuntimeWarning, match="not installed here") as record:
-        v = Verifier(backends=(MISSING, "z3"), workers=0)
+        v = Verifier(backends=(MISSING + "?", "z3"), workers=0)
     assert len([w for w in record if "not installed here" in str(w.message)]) == 1
     with v, warnings.catch_warnings():
         warnings.simplefilter("error")  # checking must not warn again
@@ -70,12 +70,51 @@ def test_missing_backend_is_reported_once_and_skipped():
         assert v.stats()["skipped_backends"] == {MISSING: "not installed here (test double)"}
 
 
-def test_only_missing_backends_give_unknown_never_invalid():
+def test_only_missing_optional_backends_give_unknown_never_invalid():
     with pytest.warns(RuntimeWarning):
-        v = Verifier(backends=(MISSING,), workers=0, truth_table=False)
+        v = Verifier(backends=(MISSING + "?",), workers=0, truth_table=False)
     with v:
         verdict = v.check(AFFIRM)
         assert verdict.status is Status.UNKNOWN and "not installed" in verdict.detail
+
+
+def test_missing_backend_asked_for_by_name_is_a_clear_error():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an error, not a warning and a verifier that answers unknown
+        with pytest.raises(ValueError, match=r"backend '.*MissingBackend' was asked for but cannot run "
+                           r"here: not installed here \(test double\).*MissingBackend\?'"):
+            Verifier(backends=("z3", MISSING), workers=0)
+
+
+def test_auto_means_every_builtin_that_can_run_here():
+    from prosfi.verify.registry import AUTO
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # lean is reported when it is missing
+        specs, skipped = resolve(("auto",))
+        with Verifier(backends="auto", workers=0) as v:
+            assert v.check(MP).status is Status.VALID
+    names = [s.name for s in specs]
+    assert names[:2] == ["z3", "prover9"]  # core dependencies: always present
+    assert sorted(names + list(skipped)) == sorted(AUTO)  # each either used or skipped with a reason
+    assert all(reason for reason in skipped.values())
+    for bad in (("auto", "z3"), ("z3", "z3?")):
+        with pytest.raises(ValueError, match="VerifierConfig.backends"):
+            VerifierConfig(backends=bad)
+
+
+def test_parent_backend_gets_every_undecided_check_of_a_batch_in_one_call():
+    problems = [Entailment({"h1": f"P{k} c{k}"}, f"P{k} c{k}") for k in range(3)]
+    with Verifier(backends=("z3", PARENT), workers=0, truth_table=False, timeout_ms=300) as v:
+        verdicts = v.check_many([*problems, INFINITE, MP])
+        parent = v._parent_backend(1)
+    assert [x.backend for x in verdicts] == ["z3"] * 3 + [None, "z3"]
+    assert parent.batches == [1]  # only INFINITE was left undecided
+    with Verifier(backends=(PARENT, "z3"), workers=0, truth_table=False) as v:
+        verdicts = v.check_many([*problems, MP])
+        parent = v._parent_backend(0)
+    assert [x.backend for x in verdicts] == ["parent-fault"] * 3 + ["z3"]
+    assert parent.batches == [4]  # four problems, one call
 
 
 def test_unknown_backend_name_is_a_clear_error():

@@ -66,12 +66,22 @@ def gold_label(problem: Problem) -> str | None:
     return str(options.get(problem.answer, problem.answer))
 
 
+# "Answer: (B) False", "B) False", "B. False", "(B)": a letter, optionally followed by its own option text
+_LETTER_FORM = re.compile(r"^(?:answer\s*:\s*)?\(?\s*([A-Za-z])\s*(?:\)|\.|:)?\s*(.*?)\s*\.?$", re.IGNORECASE)
+
+
 def _parse_label(problem: Problem, text: str) -> ParsedAnswer:
     options = problem.options or DEFAULT_OPTIONS
     given = text.strip()
     for letter, label in options.items():
         if given.casefold() in (letter.casefold(), str(label).casefold()):
             return ParsedAnswer(label=str(label))
+    m = _LETTER_FORM.match(given)
+    if m:  # a letter with decoration; any text after it must be that option's own text
+        by_letter = {k.casefold(): str(v) for k, v in options.items()}
+        label = by_letter.get(m.group(1).casefold())
+        if label is not None and m.group(2).casefold() in ("", label.casefold()):
+            return ParsedAnswer(label=label)
     choices = ", ".join(f"{k} ({v})" for k, v in options.items())
     return ParsedAnswer(reason=f"answer {_clip(given)!r} is not one of {choices}")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 USAGE = """prosfi train RECIPE.yaml [--key value ...] [--dry-run]
 
@@ -32,10 +33,17 @@ def split_argv(argv: list[str]) -> tuple[str | None, list[str]]:
 
 
 def print_keys(recipe: str | None) -> None:
-    from prosfi.train.recipe import make_parser
+    """Every key with its help; defaults shown are the recipe's values where it sets them."""
+    import yaml
+
+    from prosfi.train.recipe import _dests, flatten, make_parser
 
     parser = make_parser()
     parser.prog = "prosfi train" + (f" {recipe}" if recipe else "")
+    if recipe:
+        known = _dests(parser)
+        config = flatten(yaml.safe_load(open(recipe)) or {}, known, recipe)
+        parser.set_defaults_with_config(**{k: v for k, v in config.items() if k in known})
     parser.print_help()
 
 
@@ -44,6 +52,13 @@ def run(args: argparse.Namespace, sft_only: bool = False) -> int:
 
     name = "sft" if sft_only else "train"
     recipe, overrides = split_argv(args.argv)
+    if recipe is None and not overrides:
+        print(f"usage: {USAGE.replace('prosfi train', f'prosfi {name}')}", file=sys.stderr)
+        return 2
+    # TRL's GRPOConfig sets `gradient_checkpointing`, which transformers 5 reports as deprecated on every
+    # run; the user cannot act on it.
+    warnings.filterwarnings("ignore", message="`gradient_checkpointing` is deprecated", category=FutureWarning)
+    warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
     if "--help" in overrides or "-h" in overrides:
         print_keys(recipe)
         return 0

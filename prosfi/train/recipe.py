@@ -16,11 +16,15 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-# Overrides that change where or how a run is logged, not what it trains: left out of run names.
+# Overrides that change where or how a run is logged or generates, not what it trains: left out of run
+# names, so a launcher's connection flags (--vllm_server_host ...) keep the recipe's run directory.
 _NOT_IN_RUN_NAME = {
     "output_dir", "run_name", "report_to", "logging_steps", "logging_dir", "save_steps", "save_strategy",
     "resume_from_checkpoint", "dry_run", "log_completions", "num_completions_to_print", "audit_path",
-    "save_total_limit", "push_to_hub", "hub_model_id",
+    "save_total_limit", "push_to_hub", "hub_model_id", "disable_tqdm", "logging_first_step",
+    "use_vllm", "vllm_mode", "vllm_server_host", "vllm_server_port", "vllm_server_base_url",
+    "vllm_server_timeout", "vllm_gpu_memory_utilization", "vllm_tensor_parallel_size", "vllm_group_port",
+    "dataloader_num_workers", "torch_threads", "use_cpu",
 }
 # Short names for the keys people sweep most.
 _SHORT = {"learning_rate": "lr", "num_generations": "n", "per_device_train_batch_size": "bs",
@@ -247,7 +251,6 @@ def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = Fa
     recipe_use_cpu = config.get("use_cpu", False)
     if cpu_for_check:
         config["use_cpu"] = True  # an explicit --use_cpu on the command line still wins
-        notes.append("no bf16-capable accelerator here: hardware checks skipped for this dry run")
 
     parser.set_defaults_with_config(**config)
     try:
@@ -262,6 +265,8 @@ def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = Fa
         raise RecipeError(f"unexpected arguments {rest}: overrides are `--key value` pairs")
     if cpu_for_check and "use_cpu" not in {k for k, _ in pairs}:
         training.use_cpu = recipe_use_cpu
+        if (training.bf16 or training.fp16) and not recipe_use_cpu:
+            notes.append("no bf16-capable accelerator here: its hardware checks were skipped for this dry run")
 
     from prosfi.train.config import validate
 

@@ -73,11 +73,15 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
         callbacks=callbacks,
     )
     trainer.train()
-    model = trainer.model
-    if hasattr(model, "merge_and_unload"):  # a LoRA warm-up: GRPO starts from the merged weights
-        model = model.merge_and_unload()
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    if hasattr(model, "merge_and_unload"):
+        # a LoRA warm-up: GRPO (and its own LoRA) starts from the merged weights. Needs the full
+        # parameters on the main process (plain DDP, ZeRO-1/2; not ZeRO-3).
+        if trainer.accelerator.is_main_process:
+            model.merge_and_unload().save_pretrained(out)
+    else:
+        trainer.save_model(str(out))  # gathers ZeRO-3 shards where needed
     if trainer.accelerator.is_main_process:
-        trainer.accelerator.unwrap_model(model).save_pretrained(out)
         trainer.processing_class.save_pretrained(out)
         (out / DONE_MARKER).write_text(f"{len(dataset)} gold traces, {trainer.state.global_step} steps\n")
     trainer.accelerator.wait_for_everyone()

@@ -6,7 +6,8 @@ worker pool (prosfi.verify.pool / prosfi.verify.verifier) decide *where* a backe
 - `in_worker = True` (Z3, Prover9): the backend object is built inside each pool worker
   process and called there; the pool enforces the wall-clock limit by killing the worker.
 - `in_worker = False` (Lean REPL pool, LeanDojo): the backend owns its own processes and its
-  own hard timeouts, and is called from the parent for the checks still undecided.
+  own hard timeouts, and is called from the parent, through `check_many`, with every check of
+  a batch still undecided.
 """
 
 from __future__ import annotations
@@ -37,8 +38,15 @@ class Backend(ABC):
 
     @classmethod
     def unavailable(cls) -> str | None:
-        """None when the backend can run here, else a one-line reason (reported once, then skipped)."""
+        """None when the backend can run here, else a one-line reason that says what to install or
+        set (an explicitly requested backend fails with it; an optional one is reported and skipped)."""
         return None
+
+    @classmethod
+    def unavailable_for(cls, config: "VerifierConfig") -> str | None:
+        """`unavailable` under the verifier's configuration (override when settings decide it,
+        e.g. where the Lean project is)."""
+        return cls.unavailable()
 
     @abstractmethod
     def check(self, check: Check, signature: "Signature", timeout_ms: int) -> Verdict:
@@ -58,6 +66,20 @@ class Backend(ABC):
         """Checks that share a signature (one problem). Override `session` to solve incrementally."""
         run = self.session(signature, timeout_ms)
         return [run(c) for c in checks]
+
+    def check_many(self, items: Sequence[tuple["Signature", Check]], timeout_ms: int) -> list[Verdict]:
+        """Checks of many problems at once, one verdict per item in order. The verifier hands a
+        backend that runs in the parent every undecided check of a batch in one call; override
+        to spread them over your own processes (the Lean REPL pool). Default: one `check_group`
+        per signature."""
+        by_signature: dict = {}
+        for k, (signature, _) in enumerate(items):
+            by_signature.setdefault(signature, []).append(k)
+        out: list[Verdict | None] = [None] * len(items)
+        for signature, ks in by_signature.items():
+            for k, verdict in zip(ks, self.check_group([items[k][1] for k in ks], signature, timeout_ms)):
+                out[k] = verdict
+        return out  # type: ignore[return-value]
 
     def close(self) -> None:
         """Release processes or solvers. Called once when the owner shuts down."""

@@ -49,7 +49,12 @@ class ChainConfig:
     )
     reject_repeat: bool = field(
         default=True,
-        metadata={"help": "Reject a step whose conclusion was already a premise or an earlier conclusion."},
+        metadata={"help": "Reject a step whose conclusion was already derived by an earlier step."},
+    )
+    reject_premise_repeat: bool = field(
+        default=False,
+        metadata={"help": "Also reject a step that re-derives an (uncited) premise. Off by default: "
+                  "deriving `P a` from `P a ∧ Q a` is honest even when `P a` is also a premise."},
     )
     goal_by_equivalence: bool = field(
         default=True,
@@ -194,8 +199,9 @@ class ChainCheck:
         step_index = {s.id: i for i, s in enumerate(self.steps)}
         self._canon = dict(formulas.premise_canonicals(self.problem))  # id -> canonical, steps added below
         seen: dict[str, str] = {}  # canonical -> "premise h1" / "s2's conclusion"
-        for pid, c in self._canon.items():
-            seen.setdefault(c, f"premise {pid}")
+        if self.config.reject_premise_repeat:
+            for pid, c in self._canon.items():
+                seen.setdefault(c, f"premise {pid}")
         for i, step in enumerate(self.steps):
             c, _, err, _ = formulas.get(step.conclusion)
             pre = self._guard(i, step, step_index, seen, c, err)

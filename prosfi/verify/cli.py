@@ -19,6 +19,7 @@ import sys
 from typing import IO, Any, Iterable, Iterator
 
 from prosfi.verify.config import VerifierConfig
+from prosfi.verify.lean.config import PROJECT_ENV, LeanConfig
 from prosfi.verify.verdict import Entailment, Verdict, error
 
 PROGRESS_MIN_LINES = 1000
@@ -30,7 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("steps", help="input JSONL of step checks ('-' reads stdin)")
     parser.add_argument("-o", "--output", help="output JSONL (default: stdout)")
     parser.add_argument("--backends", default=",".join(defaults.backends),
-                        help="comma-separated cascade order (default: %(default)s)")
+                        help="comma-separated cascade order of z3, prover9, lean, lean_dojo or module:Class "
+                        "(default: %(default)s). A listed backend that cannot run here is an error; "
+                        "'name?' skips it when absent (e.g. z3,prover9,lean?); 'auto' = z3?,prover9?,lean?. "
+                        "The truth table runs before all of them (see --no-truth-table)")
     parser.add_argument("--timeout-ms", type=int, default=defaults.timeout_ms,
                         help="time limit per check and backend (default: %(default)s)")
     parser.add_argument("--workers", type=int, default=None,
@@ -38,7 +42,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-size", type=int, default=4096,
                         help="lines verified per batch; bounds memory (default: %(default)s)")
     parser.add_argument("--no-truth-table", action="store_true",
-                        help="send every check to the backends (skip the in-process truth tables)")
+                        help="send every check to the backends in their order; by default exact truth "
+                        "tables in this process answer what they can (ground K&K steps, countermodels over "
+                        "the constants) before any backend, Lean included")
+    lean = parser.add_argument_group("Lean (backends lean, lean_dojo)")
+    lean.add_argument("--lean-project", default=None,
+                      help=f"the built Lake project (default: ${PROJECT_ENV}, else lean_project/ of a source "
+                      "checkout); build it with `cd lean_project && lake build`")
+    lean.add_argument("--lean-workers", type=int, default=None,
+                      help="REPL processes (default: cores - 1)")
+    lean.add_argument("--lean-timeout-ms", type=int, default=None,
+                      help="wall-clock limit per Lean check; the REPL is killed past it (default: "
+                      f"{int(LeanConfig().timeout_s * 1000)})")
+    lean.add_argument("--lean-repl-command", default=None,
+                      help="command that starts one REPL, run in the project folder, so give absolute paths "
+                      "(default: the built REPL binary through `lake env`)")
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
 
@@ -108,6 +126,18 @@ def _count_lines(path: str) -> int | None:
         return None
 
 
+def lean_config(args: argparse.Namespace) -> LeanConfig | None:
+    """A LeanConfig from the --lean-* flags, or None when none is given (LeanConfig's defaults)."""
+    given = {"project": args.lean_project, "workers": args.lean_workers,
+             "repl_command": args.lean_repl_command}
+    if args.lean_timeout_ms is not None:
+        if args.lean_timeout_ms <= 0:
+            raise ValueError(f"--lean-timeout-ms must be > 0, got {args.lean_timeout_ms}")
+        given["timeout_s"] = args.lean_timeout_ms / 1000
+    given = {k: v for k, v in given.items() if v is not None}
+    return LeanConfig(**given) if given else None
+
+
 def run(args: argparse.Namespace) -> int:
     from prosfi.verify.verifier import Verifier
 
@@ -120,6 +150,9 @@ def run(args: argparse.Namespace) -> int:
     if args.no_truth_table:
         overrides["truth_table"] = False
     try:
+        lean = lean_config(args)
+        if lean is not None:
+            overrides["lean"] = lean
         config = VerifierConfig(**overrides)
     except ValueError as exc:
         print(f"prosfi check: {exc}", file=sys.stderr)

@@ -1,13 +1,16 @@
 """How a `Verifier` checks: which backends in which order, time limits, workers, cache size.
 
 One dataclass in TRL's style (every field has `help`), validated in `__post_init__` so a
-misconfiguration fails at construction with a message that names the field.
+misconfiguration fails at construction with a message that names the field. The Lean settings
+are their own dataclass (`LeanConfig`), carried in `lean`.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+
+from prosfi.verify.lean.config import LeanConfig
 
 
 def default_workers() -> int:
@@ -23,9 +26,12 @@ class VerifierConfig:
     backends: tuple[str, ...] = field(
         default=("z3", "prover9"),
         metadata={
-            "help": "Backends in cascade order: names (z3, prover9, lean) or 'module:Class' for a custom "
-            "prosfi.verify.backend.Backend. The first `valid` wins; `invalid` needs a countermodel. A "
-            "backend that is not installed is reported once and skipped; an unknown name is an error."
+            "help": "Backends in cascade order: z3, prover9, lean, lean_dojo, or 'module:Class' for a custom "
+            "prosfi.verify.backend.Backend; the first `valid` wins, `invalid` needs a countermodel. The "
+            "truth table (`truth_table`) answers what it can before any of them. A backend listed by name "
+            "must be able to run here, else the verifier is not built (ValueError saying what to install "
+            "or set); a trailing '?' (`z3,lean?`) makes it optional: reported once and skipped when "
+            "absent. 'auto' alone means z3?, prover9?, lean?."
         },
     )
     timeout_ms: int = field(
@@ -59,10 +65,11 @@ class VerifierConfig:
     )
     truth_table: bool = field(
         default=True,
-        metadata={"help": "Before any backend, evaluate each check over the finite domain of its "
-                  "constants with exact truth tables in this process: a countermodel found there is "
-                  "`invalid`; a ground check without equality (every Knights & Knaves step) with none "
-                  "is `valid`."},
+        metadata={"help": "Before any backend, even one listed first such as lean, evaluate each check "
+                  "over the finite domain of its constants with exact truth tables in this process: a "
+                  "countermodel found there is `invalid`; a ground check without equality (every "
+                  "Knights & Knaves step) with none is `valid` (both exact, so sound). False sends every "
+                  "check to the backends in their order."},
     )
     truth_table_max_atoms: int = field(
         default=16,
@@ -78,14 +85,32 @@ class VerifierConfig:
         metadata={"help": "Most checks sent to one worker at a time (checks of one signature share a "
                   "solver within a batch)."},
     )
+    lean: LeanConfig | None = field(
+        default=None,
+        metadata={"help": "Settings of the lean / lean_dojo backends (project, REPL workers, timeout); "
+                  "None: LeanConfig's defaults, read when a Lean backend is first used. A dict is "
+                  "turned into a LeanConfig."},
+    )
+
     def __post_init__(self) -> None:
+        from prosfi.verify.registry import expand
+
         if isinstance(self.backends, str):
             self.backends = tuple(b.strip() for b in self.backends.split(",") if b.strip())
         self.backends = tuple(self.backends)
         if not self.backends:
             raise ValueError("VerifierConfig.backends: name at least one backend (e.g. 'z3,prover9')")
-        if len(set(self.backends)) != len(self.backends):
+        try:
+            names = [name for name, _ in expand(self.backends)]
+        except ValueError as exc:
+            raise ValueError(f"VerifierConfig.backends: {exc}") from None
+        if len(set(names)) != len(names):
             raise ValueError(f"VerifierConfig.backends: duplicate backend in {self.backends}")
+        if isinstance(self.lean, dict):
+            self.lean = LeanConfig(**self.lean)
+        if self.lean is not None and not isinstance(self.lean, LeanConfig):
+            raise ValueError(f"VerifierConfig.lean must be a LeanConfig, a dict or None, not "
+                             f"{type(self.lean).__name__}")
         if self.timeout_ms <= 0:
             raise ValueError(f"VerifierConfig.timeout_ms must be > 0, got {self.timeout_ms}")
         if self.hard_timeout_ms is not None and self.hard_timeout_ms <= 0:

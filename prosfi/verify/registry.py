@@ -2,6 +2,8 @@
 
 A name is one of BUILTIN or a 'module:Class' path to any `Backend` subclass (custom provers,
 test doubles). Classes are referenced by path so worker processes can import them by name.
+A name the user lists must be able to run (else a ValueError that says what to install); a
+trailing '?' (`lean?`) or `auto` makes backends optional: reported once and skipped when absent.
 """
 
 from __future__ import annotations
@@ -10,8 +12,12 @@ import importlib
 import logging
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from prosfi.verify.backend import Backend
+
+if TYPE_CHECKING:  # pragma: no cover
+    from prosfi.verify.config import VerifierConfig
 
 log = logging.getLogger(__name__)
 
@@ -21,6 +27,10 @@ BUILTIN: dict[str, str] = {
     "lean": "prosfi.verify.lean:LeanBackend",
     "lean_dojo": "prosfi.verify.lean:LeanDojoBackend",
 }
+# `backends="auto"`: every builtin worth running that can run here, fastest first. LeanDojo is
+# left out (far slower than the REPL pool for the same theorems; ask for it by name).
+AUTO_NAME = "auto"
+AUTO: tuple[str, ...] = ("z3", "prover9", "lean")
 
 
 @dataclass(frozen=True)
@@ -45,31 +55,55 @@ def load_class(path: str) -> type[Backend]:
     return cls
 
 
-def resolve(names: tuple[str, ...]) -> tuple[list[BackendSpec], dict[str, str]]:
-    """Resolve names in order. Returns (usable specs, {name: reason} for backends skipped because
-    they cannot run here). A name that is neither builtin nor an importable 'module:Class' path
-    raises ValueError: that is a misconfiguration, not a missing install."""
+def expand(names: tuple[str, ...]) -> list[tuple[str, bool]]:
+    """(name, optional) in cascade order: 'auto' is AUTO; a trailing '?' marks one name optional."""
+    if tuple(names) == (AUTO_NAME,):
+        return [(name, True) for name in AUTO]
+    out = []
+    for raw in names:
+        optional = raw.endswith("?")
+        name = raw[:-1].strip() if optional else raw
+        if name == AUTO_NAME:
+            raise ValueError("verifier backends: 'auto' stands alone (it means "
+                             f"{', '.join(n + '?' for n in AUTO)}); list names to choose an order")
+        out.append((name, optional))
+    return out
+
+
+def resolve(names: tuple[str, ...], config: "VerifierConfig | None" = None,
+            ) -> tuple[list[BackendSpec], dict[str, str]]:
+    """Resolve names in order. Returns (usable specs, {name: reason} for optional backends skipped
+    because they cannot run here; each is reported once as a RuntimeWarning).
+
+    A backend named explicitly must run: if it cannot (Lean not installed or not built), that is a
+    ValueError with the reason and what to do, not a verifier that silently answers `unknown`. So
+    is a name that is neither builtin nor an importable 'module:Class' path."""
     specs: list[BackendSpec] = []
     skipped: dict[str, str] = {}
-    for name in names:
+    for name, optional in expand(tuple(names)):
         path = BUILTIN.get(name)
         if path is None:
             if ":" not in name:
                 raise ValueError(
-                    f"unknown verifier backend {name!r}: use one of {sorted(BUILTIN)} or 'module:Class'"
+                    f"unknown verifier backend {name!r}: use one of {sorted(BUILTIN)}, 'auto', or 'module:Class'"
                 )
             path = name
         try:
             cls = load_class(path)
         except (ImportError, AttributeError) as exc:
-            if name in BUILTIN:  # a builtin whose optional module or dependency is not installed
-                skipped[name] = f"cannot load {path}: {exc}"
-                continue
-            raise ValueError(f"verifier backend {name!r}: cannot load {path}: {exc}") from exc
+            if name not in BUILTIN:
+                raise ValueError(f"verifier backend {name!r}: cannot load {path}: {exc}") from exc
+            reason = f"cannot load {path}: {exc}"  # a builtin whose optional dependency is missing
         except TypeError as exc:
             raise ValueError(f"verifier backend {name!r}: {exc}") from exc
-        reason = cls.unavailable()
+        else:
+            reason = cls.unavailable_for(config) if config is not None else cls.unavailable()
         if reason:
+            if not optional:
+                raise ValueError(
+                    f"verifier backend {name!r} was asked for but cannot run here: {reason}. "
+                    f"Fix that, or write '{name}?' (or backends='auto') to skip it when it is missing."
+                )
             skipped[name] = reason
             continue
         specs.append(BackendSpec(name, path, cls))
@@ -80,4 +114,4 @@ def resolve(names: tuple[str, ...]) -> tuple[list[BackendSpec], dict[str, str]]:
     return specs, skipped
 
 
-__all__ = ["BUILTIN", "BackendSpec", "load_class", "resolve"]
+__all__ = ["AUTO", "AUTO_NAME", "BUILTIN", "BackendSpec", "expand", "load_class", "resolve"]

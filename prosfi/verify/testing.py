@@ -48,6 +48,11 @@ class ParentBackend(FaultBackend):
 
     def __init__(self) -> None:
         self.calls = 0
+        self.batches: list[int] = []  # checks per `check_many` call (the verifier's batching)
+
+    def check_many(self, items, timeout_ms):
+        self.batches.append(len(items))
+        return super().check_many(items, timeout_ms)
 
     def check_group(self, checks, signature, timeout_ms):
         self.calls += len(checks)

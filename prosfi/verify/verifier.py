@@ -5,7 +5,8 @@ the check up in the verdict cache (alpha-normalised, premise names ignored), mer
 checks of one batch, checks the signature and runs the exact truth tables (`ground`). What is
 left goes to the worker pool in chunks that keep one problem's checks together (each worker
 keeps one incremental Z3 solver). Backends that run in the parent (Lean: `in_worker = False`)
-get the checks still undecided after the stage before them. Every input gets exactly one
+get the checks still undecided after the stage before them, all in one `check_many` call. The
+truth tables run before every backend, whatever the cascade order. Every input gets exactly one
 verdict, in input order.
 
 Owns its pool and caches: use it as a context manager or call `close()`; a finalizer tears the
@@ -89,7 +90,7 @@ class Verifier:
             config = replace(config, **overrides)
         self.config = config
         self.specs: list[BackendSpec]
-        self.specs, self.skipped = resolve(config.backends)
+        self.specs, self.skipped = resolve(config.backends, config)
         self.backend_names = tuple(s.name for s in self.specs)
         self._stages = [
             _Stage(kind, tuple(i for i, _ in group))
@@ -363,19 +364,16 @@ class Verifier:
         return out  # type: ignore[return-value]
 
     def _run_in_parent(self, stage: _Stage, batch: list[tuple["Signature", Check]]) -> list[Verdict]:
-        """Backends that own their processes (Lean) get the checks still undecided, in one call
-        (`check_many(items, timeout_ms)` when the backend has it, else one `check_group` per
-        signature)."""
+        """Backends that own their processes (Lean) get every check of the batch still undecided
+        in one `check_many` call, so their pool works on many problems at once."""
         out: list[Verdict | None] = [None] * len(batch)
         details: list[list[str]] = [[] for _ in batch]
         remaining = list(range(len(batch)))
         for index in stage.indices:
             if not remaining:
                 break
-            backend = self._parent_backend(index)
-            answers = self._ask_parent_backend(backend, [batch[i] for i in remaining])
+            answers = self._ask_parent_backend(index, [batch[i] for i in remaining])
             for i, v in zip(remaining, answers):
-                v = as_backend_answer(backend, v)
                 if v.status in DECISIVE:
                     out[i] = v
                 else:
@@ -385,26 +383,20 @@ class Verifier:
             out[i] = merge_unknown(details[i], 0.0)
         return out  # type: ignore[return-value]
 
-    def _ask_parent_backend(self, backend: Backend, items: list[tuple["Signature", Check]]) -> list[Verdict]:
-        timeout = self.config.timeout_ms
+    def _ask_parent_backend(self, index: int, items: list[tuple["Signature", Check]]) -> list[Verdict]:
+        """The backend's answers (its `error` reported as `unknown`); if it cannot be built or
+        fails, `unknown` for each of its checks, never a crash."""
+        name = self.specs[index].name
         try:
-            many = getattr(backend, "check_many", None)
-            if callable(many):
-                answers = list(many(items, timeout))
-            else:
-                by_sig: dict = {}
-                for k, (sig, _) in enumerate(items):
-                    by_sig.setdefault(sig, []).append(k)
-                answers = [None] * len(items)
-                for sig, ks in by_sig.items():
-                    for k, v in zip(ks, backend.check_group([items[k][1] for k in ks], sig, timeout)):
-                        answers[k] = v
-            if len(answers) != len(items) or any(v is None for v in answers):
+            backend = self._parent_backend(index)
+            name = backend.name
+            answers = list(backend.check_many(items, self.config.timeout_ms))
+            if len(answers) != len(items) or any(not isinstance(v, Verdict) for v in answers):
                 raise RuntimeError(f"returned {len(answers)} verdicts for {len(items)} checks")
-            return answers
+            return [as_backend_answer(backend, v) for v in answers]
         except Exception as exc:  # a backend failure is `unknown` for its checks, never a crash
-            why = f"{backend.name}: {type(exc).__name__}: {exc}"[:500]
-            return [unknown(why, backend.name) for _ in items]
+            why = f"{name}: {type(exc).__name__}: {exc}"[:500]
+            return [unknown(why, name) for _ in items]
 
     # ------------------------------------------------------------------ resources
     def _parent_backend(self, index: int) -> Backend:

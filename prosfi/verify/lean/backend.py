@@ -49,10 +49,20 @@ class LeanBackend(Backend):
         return LeanConfig().unavailable()
 
     @classmethod
+    def unavailable_for(cls, config) -> str | None:
+        """Whether Lean can run with the verifier's `lean` settings (its project, its REPL command)."""
+        return cls.lean_config(config).unavailable()
+
+    @staticmethod
+    def lean_config(config) -> LeanConfig:
+        """The verifier's `LeanConfig` (`config.lean`), or the defaults when it carries none."""
+        lean = getattr(config, "lean", None)
+        return lean if isinstance(lean, LeanConfig) else LeanConfig()
+
+    @classmethod
     def from_config(cls, config) -> LeanBackend:
         """Built by the verifier: a `LeanConfig` in `config.lean` if the verifier carries one."""
-        lean = getattr(config, "lean", None)
-        return cls(lean if isinstance(lean, LeanConfig) else None)
+        return cls(cls.lean_config(config))
 
     @property
     def pool(self) -> ReplPool:
@@ -120,6 +130,10 @@ class LeanDojoBackend(LeanBackend):
     @classmethod
     def unavailable(cls) -> str | None:
         return cls.dojo_unavailable(LeanConfig())
+
+    @classmethod
+    def unavailable_for(cls, config) -> str | None:
+        return cls.dojo_unavailable(cls.lean_config(config))
 
     @staticmethod
     def dojo_unavailable(config: LeanConfig) -> str | None:

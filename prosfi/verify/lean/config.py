@@ -7,6 +7,7 @@ variable `PROSFI_LEAN_PROJECT`, the `lean_project/` folder of a source checkout 
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,7 +77,7 @@ class LeanConfig:
 
     def __post_init__(self) -> None:
         if isinstance(self.repl_command, str):
-            self.repl_command = tuple(self.repl_command.split())
+            self.repl_command = tuple(shlex.split(self.repl_command))
         if self.repl_command is not None:
             self.repl_command = tuple(self.repl_command)
             if not self.repl_command:
@@ -97,10 +98,11 @@ class LeanConfig:
 
     def project_dir(self) -> Path | None:
         """The Lake project folder, or None when none is configured or found."""
+        # absolute: the REPL runs with the project as its working directory
         if self.project:
-            return Path(self.project).expanduser()
+            return Path(self.project).expanduser().absolute()
         if os.environ.get(PROJECT_ENV):
-            return Path(os.environ[PROJECT_ENV]).expanduser()
+            return Path(os.environ[PROJECT_ENV]).expanduser().absolute()
         checkout = Path(__file__).resolve().parents[3] / "lean_project"
         return checkout if (checkout / "lakefile.toml").exists() else None
 
@@ -117,16 +119,20 @@ class LeanConfig:
         return ["lake", "exe", "repl"]
 
     def unavailable(self) -> str | None:
-        """None when a REPL can be started with this config, else a one-line reason."""
+        """None when a REPL can be started with this config, else a one-line reason that says what
+        to install or set."""
         if self.repl_command is not None:
             exe = self.repl_command[0]
             return None if (shutil.which(exe) or Path(exe).exists()) else f"REPL command {exe!r} not found"
         if shutil.which("lake") is None:
-            return "no `lake` on PATH: install Lean with elan (https://lean-lang.org) to use the Lean backend"
+            return ("no `lake` on PATH: install Lean with elan (https://lean-lang.org), build prosfi's "
+                    f"lean_project (`cd lean_project && lake build`) and point prosfi at it (${PROJECT_ENV}, "
+                    "LeanConfig.project or `prosfi check --lean-project`)")
         project = self.project_dir()
         if project is None or not (project / "lakefile.toml").exists() and not (project / "lakefile.lean").exists():
-            return (f"no Lean project found: set ${PROJECT_ENV} or LeanConfig.project to prosfi's lean_project "
-                    f"(got {project})")
+            return (f"no Lean project found (got {project}): set ${PROJECT_ENV}, LeanConfig.project or "
+                    "`prosfi check --lean-project` to prosfi's lean_project, built with `cd lean_project && "
+                    "lake build`")
         if not (project / ".lake").exists():
             return f"the Lean project {project} is not built: run `cd {project} && lake build`"
         return None
