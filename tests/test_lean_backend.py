@@ -12,6 +12,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -320,7 +321,7 @@ def test_truth_table_answers_before_lean_unless_turned_off(tmp_path):
 class _CountingLeanBackend(LeanBackend):
     """Records how the verifier calls the backend (importable as 'module:Class' by the verifier)."""
 
-    batches: list[tuple[int, int]] = []  # (problems, checks) per check_many call
+    batches: ClassVar[list[tuple[int, int]]] = []  # (problems, checks) per check_many call
 
     @classmethod
     def from_config(cls, config):

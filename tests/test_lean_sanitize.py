@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import assume, given, example, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from prosfi.verify.lean.sanitize import ALLOWED_TACTICS, DENIED_WORDS, sanitize_proof

@@ -85,6 +85,9 @@ def test_bad_values_name_the_key(tmp_path):
         resolve(_recipe(tmp_path, {**BASE, "dataset": "imagenet"}), [])
     with pytest.raises(RecipeError, match="reward_mode"):
         resolve(_recipe(tmp_path, BASE), ["--reward_mode", "vibes"])
+    # the reward levels' own check (they must be ordered) runs at resolve time, so --dry-run catches it
+    with pytest.raises(RecipeError, match="right_unverified"):
+        resolve(_recipe(tmp_path, {**BASE, "reward": {"right_unverified": 2.0}}), [])
     # a __post_init__ check of TRL's config surfaces as a RecipeError too
     with pytest.raises(RecipeError, match="num_generations"):
         resolve(_recipe(tmp_path, BASE), ["--num_generations", "3"])

@@ -150,6 +150,8 @@ def test_wandb_offline_run_holds_the_prosfi_metrics(tiny_model, tmp_path, monkey
     logged = b"".join(p.read_bytes() for p in runs[0].rglob("*") if p.is_file())
     for key in (b"prosfi/answer_accuracy", b"prosfi/chain_valid_rate", b"rewards/prosfi_reward/mean"):
         assert key in logged
+    tables = list(runs[0].rglob("completions_*.table.json"))  # log_completions: the completions table
+    assert tables and {"completion", "prosfi_reward", "verdicts"} <= set(json.loads(tables[-1].read_text())["columns"])
     summary = json.loads((out / "summary.json").read_text())
     assert summary["where"]["wandb"] == str(runs[0])
 

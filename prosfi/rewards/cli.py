@@ -63,7 +63,11 @@ def run(args: argparse.Namespace) -> int:
             vc = {"backends": args.backends, "timeout_ms": args.timeout_ms}
             if args.workers is not None:
                 vc["workers"] = args.workers
-            verifier = stack.enter_context(Verifier(VerifierConfig(**vc)))
+            try:
+                verifier = stack.enter_context(Verifier(VerifierConfig(**vc)))
+            except ValueError as exc:  # a backend that cannot run here, a bad setting
+                print(f"prosfi score: {exc}", file=sys.stderr)
+                return 2
         out: IO[str] = sys.stdout if args.output == "-" else stack.enter_context(
             open(args.output, "w", encoding="utf-8"))
         audit = stack.enter_context(AuditLog(args.audit)) if args.audit else None

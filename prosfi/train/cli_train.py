@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from pathlib import Path
 
 USAGE = """prosfi train RECIPE.yaml [--key value ...] [--dry-run]
 
@@ -42,7 +43,7 @@ def print_keys(recipe: str | None) -> None:
     parser.prog = "prosfi train" + (f" {recipe}" if recipe else "")
     if recipe:
         known = _dests(parser)
-        config = flatten(yaml.safe_load(open(recipe)) or {}, known, recipe)
+        config = flatten(yaml.safe_load(Path(recipe).read_text()) or {}, known, recipe)
         parser.set_defaults_with_config(**{k: v for k, v in config.items() if k in known})
     parser.print_help()
 

@@ -199,6 +199,11 @@ def validate(script_args: Any) -> None:
     try:
         from prosfi.rewards import ALL_MODES
     except ImportError:
-        return
-    if script_args.reward_mode not in ALL_MODES:
+        ALL_MODES = None
+    if ALL_MODES is not None and script_args.reward_mode not in ALL_MODES:
         raise ValueError(f"reward_mode: {script_args.reward_mode!r} is not one of {', '.join(ALL_MODES)}")
+    for prefix in MIRRORED:  # their own __post_init__ checks, now rather than when the run reaches them
+        try:
+            sub_config(script_args, prefix)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{prefix}_*: {e}") from e

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import re
 import zlib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -213,8 +214,6 @@ def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = Fa
         env = loaded.pop("env", {}) or {}
         if not isinstance(env, dict):
             raise RecipeError(f"recipe {recipe_path}: 'env' must be a mapping of variable names to values")
-        import os
-
         for k, v in env.items():
             os.environ.setdefault(str(k), str(v))
         config = flatten(loaded, known, recipe_path)
@@ -291,7 +290,3 @@ def _resolve_resume(training: Any, notes: list[str]) -> None:
         last = get_last_checkpoint(str(out)) if out.is_dir() else None
         training.resume_from_checkpoint = last
         notes.append(f"resume: {last}" if last else f"resume: no checkpoint in {out}, starting fresh")
-
-
-def field_names(cls: type) -> list[str]:
-    return [f.name for f in fields(cls)]

@@ -70,8 +70,7 @@ def expand(names: tuple[str, ...]) -> list[tuple[str, bool]]:
     return out
 
 
-def resolve(names: tuple[str, ...], config: "VerifierConfig | None" = None,
-            ) -> tuple[list[BackendSpec], dict[str, str]]:
+def resolve(names: tuple[str, ...], config: VerifierConfig | None = None) -> tuple[list[BackendSpec], dict[str, str]]:
     """Resolve names in order. Returns (usable specs, {name: reason} for optional backends skipped
     because they cannot run here; each is reported once as a RuntimeWarning).
 
