@@ -190,3 +190,14 @@ def test_resume_drops_metric_rows_after_the_checkpoint(tmp_path):
     assert [r["step"] for r in read_rows(path)] == [1, 2, 3]
     keep_rows_until(path, None)  # a fresh start in the same directory
     assert read_rows(path) == []
+
+
+def test_dataset_spec_yields_the_requested_problems():
+    from prosfi.train.problems import generate_problems
+
+    kk = generate_problems("kk", 7, seed=3, difficulty="2-3")
+    assert len(kk) == 7 and {len(p.atoms) for p in kk} == {2, 3}
+    pqa = generate_problems("proverqa_gen", 9, seed=3, difficulty="easy", exclude_uncertain=True)
+    assert len(pqa) == 9 and "Uncertain" not in {p.answer_label for p in pqa}
+    with pytest.raises(ValueError, match="dataset_difficulty"):
+        generate_problems("kk", 2, difficulty="many")

@@ -41,10 +41,13 @@ def ensure_model(script: Any, model_args: Any) -> None:
 
 def make_verifier(script: Any):
     """The verifier the reward functions and gold traces check steps with (its pool starts on first use)."""
+    import dataclasses
+
     from prosfi.train.config import sub_config
     from prosfi.verify.verifier import Verifier
 
-    return Verifier(sub_config(script, "verifier"))
+    # the recipe's lean_* keys reach a Lean backend in the cascade (VerifierConfig.lean is not mirrored)
+    return Verifier(dataclasses.replace(sub_config(script, "verifier"), lean=sub_config(script, "lean")))
 
 
 def make_rewards(script: Any, training: Any, verifier: Any) -> list:

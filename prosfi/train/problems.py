@@ -71,7 +71,8 @@ def generate_problems(spec: str, count: int, seed: int = 0, difficulty: str | No
     if spec == "kk":
         problems = knights_and_knaves(count, seed, difficulty)
     elif spec == "proverqa_gen":
-        problems = proverqa_generated(count, seed, difficulty)
+        # about a third of generated problems are Uncertain: draw enough that `count` remain
+        problems = proverqa_generated(2 * count if exclude_uncertain else count, seed, difficulty)
     elif spec == "proverqa_hub":
         problems = proverqa_hub(count, difficulty, path)
     elif spec == "jsonl":
@@ -81,7 +82,7 @@ def generate_problems(spec: str, count: int, seed: int = 0, difficulty: str | No
     else:
         raise ValueError(f"dataset: {spec!r} is not one of kk, proverqa_gen, proverqa_hub, jsonl")
     if exclude_uncertain:
-        problems = [p for p in problems if p.answer_label != "Uncertain"]
+        problems = [p for p in problems if p.answer_label != "Uncertain"][:count]
     if not problems:
         raise ValueError(f"dataset {spec!r} produced no problems (size {count}, difficulty {difficulty!r})")
     return problems
