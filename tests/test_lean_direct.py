@@ -116,8 +116,8 @@ def test_reward_levels_with_the_standin(reward):
     assert rewards == [c[2] for c in cases]
     assert metrics["direct_lean/verified"] == pytest.approx(4 / len(cases))
     assert metrics["direct_lean/format_ok"] == pytest.approx(12 / len(cases))
-    audit = reward.audit_path.read_text().splitlines()
-    assert reward.audit_path.name == "audit-0.jsonl" and len(audit) == len(cases)
+    audit = reward.audit.path.read_text().splitlines()
+    assert reward.audit.path.name == "audit-0.jsonl" and len(audit) == len(cases)
     records = [json.loads(line) for line in audit]
     assert records[0]["lean_verified"] and records[0]["problem_id"] == "pqa-1"
     assert "proof refused" in records[8]["reason"] and "timeout" in records[4]["reason"]

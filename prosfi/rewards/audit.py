@@ -55,9 +55,14 @@ class AuditLog:
                           for s in r.steps],
                 "reason": r.reason,
             }
-            lines.append(json.dumps(rec, ensure_ascii=False))
-        if not lines:
+            lines.append(rec)
+        return self.append(lines)
+
+    def append(self, records: Sequence[dict]) -> int:
+        """Append records (JSON objects) with one write, so a kill leaves whole batches behind."""
+        if not records:
             return 0
+        lines = [json.dumps(rec, ensure_ascii=False) for rec in records]
         data = ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
         with self._lock:
             if self._fd is None:

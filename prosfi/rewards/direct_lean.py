@@ -19,19 +19,16 @@ that want a clean signal should drop Uncertain problems (as the PRoSFI reference
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import os
 import re
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from prosfi.data.problem import Problem
+from prosfi.rewards.audit import AuditLog, completion_sha256
 from prosfi.verify.lean.config import LeanConfig
 from prosfi.verify.lean.render import (
     DIRECT_THEOREM,
@@ -164,8 +161,7 @@ class DirectLeanReward:
 
             pool = ReplPool(self.lean_config)
         self.pool = pool
-        self.audit_path = Path(str(audit_path).replace("{rank}", os.environ.get("RANK", "0"))) if audit_path else None
-        self._audit_lock = threading.Lock()
+        self.audit = AuditLog(audit_path) if audit_path else None  # `{rank}` -> this rank's file
         self.__name__ = "direct_lean_reward"
 
     def __call__(self, prompts=None, completions=None, **kwargs) -> list[float | None]:
@@ -257,26 +253,25 @@ class DirectLeanReward:
         log_extra = kwargs.get("log_extra")
         if log_extra is not None:
             log_extra("direct_lean", [f"{r.reason} → {r.reward}" for r in results])
-        if self.audit_path is None:
+        if self.audit is None:
             return
         state = kwargs.get("trainer_state")
         now = round(time.time(), 3)
-        lines = "".join(json.dumps({
-            "time": now, "step": getattr(state, "global_step", None), "mode": "direct_lean",
-            "problem_id": r.problem_id, "completion_sha256": hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest(),
-            "reward": r.reward, "format_ok": r.format_ok, "answer": r.answer, "answer_correct": r.answer_correct,
-            "lean_verified": r.verified, "lean_ms": round(r.lean_ms, 1), "reason": r.reason,
-        }, ensure_ascii=False) + "\n" for r, t in zip(results, texts))
         try:
-            with self._audit_lock:
-                self.audit_path.parent.mkdir(parents=True, exist_ok=True)
-                with open(self.audit_path, "a", encoding="utf-8") as fh:
-                    fh.write(lines)
+            self.audit.append([{
+                "time": now, "step": getattr(state, "global_step", None), "mode": "direct_lean",
+                "problem_id": r.problem_id, "completion_sha256": completion_sha256(t),
+                "reward": r.reward, "format_ok": r.format_ok, "answer": r.answer,
+                "answer_correct": r.answer_correct, "lean_verified": r.verified, "lean_ms": round(r.lean_ms, 1),
+                "reason": r.reason,
+            } for r, t in zip(results, texts)])
         except OSError as exc:
             log.warning("direct_lean: audit log write failed: %r", exc)
 
     def close(self) -> None:
         self.pool.close()
+        if self.audit is not None:
+            self.audit.close()
 
 
 def _problem(value: Any) -> Problem | None:
