@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # name -> (module, one-line help)
@@ -26,7 +27,9 @@ def _top_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="prosfi",
         description="RL training of LLM reasoners on formally verified process rewards.",
-        epilog="Commands: " + "; ".join(f"{k}: {v[1]}" for k, v in COMMANDS.items()),
+        epilog="commands:\n" + "\n".join(f"  {k:<7} {v[1]}" for k, v in COMMANDS.items())
+        + "\n\n`prosfi COMMAND --help` shows a command's options.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("command", choices=sorted(COMMANDS), help="subcommand")
     parser.add_argument("--version", action="version", version=_version())
@@ -50,7 +53,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"prosfi {name}", description=help_text)
     module.add_arguments(parser)
     args = parser.parse_args(rest)
-    return int(module.run(args) or 0)
+    try:
+        return int(module.run(args) or 0)
+    except BrokenPipeError:  # `prosfi check … | head`: the reader left; exit quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

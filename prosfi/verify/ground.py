@@ -4,13 +4,36 @@ Every check is evaluated over one small finite domain: its constants, taken as d
 elements (one anonymous element if it has none), with quantifiers ranging over them. The
 atoms (`Knight zoey`, `Kind x` at each element) get every combination of truth values at
 once: atom i is the integer whose bit r is bit i of r, and connectives become bitwise
-operations on those integers. A row that makes every premise true and the conclusion false is
-a genuine countermodel (a first-order structure over that domain), so `invalid` is sound.
+operations on those integers. A row that makes every premise (all of them, whatever their
+shape) true and the conclusion false is a genuine countermodel (a first-order structure over
+that domain), so `invalid` is sound.
 
-`valid` is only claimed for ground checks without equality (every Knights & Knaves step):
-there distinct ground atoms are independent in first-order logic, so the truth table is
-complete. Anything else with no countermodel on this domain (and anything with function
-symbols, or too many atoms) is left to the provers.
+`valid` is claimed on two paths, both only with no equality in the conclusion or in any
+premise used, and no function symbols anywhere:
+
+1. A ground check (every Knights & Knaves step): distinct ground atoms are independent in
+   first-order logic, so the truth table is complete.
+2. A ground conclusion (`Nice candy`) with universally quantified premises (`∀ x, Kind x →
+   Nice x`, ProverQA-style): every premise that is a prenex block of ∀ over a quantifier-free,
+   equality-free body (or is ground and equality-free) is *used*; every other premise (one with
+   ∃, a quantifier under a connective, equality) is *dropped*. The table of the used premises
+   over the check's constants is exactly the propositional table of all their ground
+   instances (∀ evaluates to the conjunction over the constants). If no row makes the used
+   premises true and the conclusion false, the check is `valid`. Sound because
+   (a) universal instantiation is: `∀ x̄, B` entails `B[c̄/x̄]` for every tuple of constants;
+   (b) a set of ground equality-free formulas entails a ground equality-free formula whenever
+       it does so propositionally (atoms as variables): every first-order structure gives its
+       ground atoms some truth values, i.e. picks a row, and agrees with that row on every
+       ground quantifier-free formula;
+   (c) dropping premises only weakens them: what a subset entails, the whole set entails.
+   A check with no constants is instantiated at one anonymous element e: every domain is
+   non-empty (the Z3 sort, Lean's `[Nonempty U]`, Prover9), so any model of the premises
+   extends to one interpreting a fresh constant e, and e occurs in no premise or conclusion.
+   A row found here that falsifies only the used premises is *not* a countermodel (dropped
+   premises may exclude it): this path only ever answers `valid` or nothing.
+
+Anything else with no countermodel on this domain (and anything with function symbols, or too
+many atoms, or more than `MAX_INSTANCES` ground instances) is left to the provers.
 """
 
 from __future__ import annotations
@@ -21,6 +44,7 @@ from typing import TYPE_CHECKING, Sequence
 from prosfi.logic.ast import (
     And,
     Bottom,
+    Const,
     Eq,
     Exists,
     Forall,
@@ -140,11 +164,50 @@ class _Table:
 
 _UNBOUND = object()
 
+# Most ground instances (the check's constants ^ the ∀ block's length, summed over the premises
+# used) the universal-instance path evaluates; past it, the provers decide.
+MAX_INSTANCES = 4096
+
+
+def _universal_block(f: Formula) -> int | None:
+    """The length of `f`'s prenex ∀ block (0 for a ground formula) when `f` is ∀ x̄, B with B
+    free of quantifiers and equality and every variable of B bound by the block; else None."""
+    bound = set()
+    n = 0
+    while type(f) is Forall:
+        bound.add(f.var)
+        n += 1
+        f = f.body
+    stack = [f]
+    push = stack.append
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is Pred:
+            for a in node.args:
+                if type(a) is Var:
+                    if a.name not in bound:
+                        return None
+                elif type(a) is not Const:  # a function term (excluded earlier anyway)
+                    return None
+        elif kind is Not:
+            push(node.body)
+        elif kind in _BINARY:
+            push(node.right)
+            push(node.left)
+        elif kind is Top or kind is Bottom:
+            continue
+        else:  # Forall / Exists below the block, Eq, anything unexpected
+            return None
+    return n
+
 
 def decide(premises: Sequence[Formula], conclusion: Formula, signature: "Signature",
            max_atoms: int = 16) -> Verdict | None:
-    """`invalid` with a countermodel, `valid` for a ground equality-free check whose table has
-    none, or None (leave it to the provers)."""
+    """`invalid` with a countermodel (over all premises); `valid` for a ground equality-free
+    check whose table has none, or for a ground equality-free conclusion that the ground
+    instances of the universal premises entail propositionally (module docstring); else None
+    (leave it to the provers)."""
     start = time.perf_counter()
     symbols = signature.key  # sorted Symbol tuples: cheaper than the Mapping interface
     if any(s.role == "func" for s in symbols):  # function symbols: no finite Herbrand domain
@@ -156,23 +219,56 @@ def decide(premises: Sequence[Formula], conclusion: Formula, signature: "Signatu
         return None
     quantified, equality = _shape([*premises, conclusion])
     table = _Table(constants, n_atoms)
+    values: list[int] = []  # the premises' columns, as far as the countermodel search got
     try:
         rows = table.full
         for p in premises:
-            rows &= table.eval(p, {})
+            v = table.eval(p, {})
+            values.append(v)
+            rows &= v
             if not rows:
                 break
-        bad = rows & (table.full ^ table.eval(conclusion, {})) if rows else 0
+        falsified = table.full ^ table.eval(conclusion, {})
+        bad = rows & falsified
     except RecursionError:  # pathological nesting: let a prover try
         return None
-    ms = (time.perf_counter() - start) * 1000.0
     if bad:
+        ms = (time.perf_counter() - start) * 1000.0
         row = (bad & -bad).bit_length() - 1
         return Verdict(Status.INVALID, NAME, ms, "countermodel: " + table.describe(row))
     if not quantified and not equality:
+        ms = (time.perf_counter() - start) * 1000.0
         return Verdict(Status.VALID, NAME, ms, "every row of the truth table satisfying the premises "
                        "satisfies the conclusion")
-    return None
+    # -- the universal-instance path: only `valid` or None from here on (module docstring, 2.)
+    if _universal_block(conclusion) != 0:  # the conclusion must be ground, without equality
+        return None
+    used: list[int] = []
+    instances = 0
+    for i, p in enumerate(premises):
+        k = _universal_block(p)
+        if k is None:  # ∃, a nested quantifier, equality: dropped (sound for `valid`)
+            continue
+        instances += size ** k
+        if instances > MAX_INSTANCES:
+            return None
+        used.append(i)
+    try:
+        rows = table.full
+        for i in used:
+            rows &= values[i] if i < len(values) else table.eval(premises[i], {})
+            if not rows & falsified:
+                break
+    except RecursionError:  # pragma: no cover - the search above evaluated deeper formulas
+        return None
+    if rows & falsified:
+        return None  # NOT a countermodel: dropped premises may exclude every such row
+    ms = (time.perf_counter() - start) * 1000.0
+    dropped = len(premises) - len(used)
+    return Verdict(Status.VALID, NAME, ms,
+                   f"the {instances} ground instance(s) of {len(used)} universal or ground premise(s) "
+                   f"over {{{', '.join(constants) or 'e0'}}} entail the conclusion by truth table"
+                   + (f" ({dropped} premise(s) of another shape not used)" if dropped else ""))
 
 
-__all__ = ["decide", "NAME"]
+__all__ = ["decide", "MAX_INSTANCES", "NAME"]
