@@ -321,8 +321,9 @@ def test_worker_killed_while_scoring_still_gives_every_step_a_verdict():
         *ANIMALS.to_dict()["premises"], {"id": "h6", "formal": "∀ x, Alive x → Hang x"}]})
     problems = [hanging, hanging, KK]
     texts = [completion(GOOD + [("s4", ["h6", "s3"], "Hang tom")]), completion(GOOD), completion(KK_GOOD, KK_ANSWER)]
+    # truth table off: it would prove `Hang tom` in-process, and the backend must see it
     with Verifier(VerifierConfig(backends=("prosfi.verify.testing:FaultBackend", "z3"), workers=1,
-                                 timeout_ms=10_000)) as v:
+                                 timeout_ms=10_000, truth_table=False)) as v:
         out = {}
         t = threading.Thread(target=lambda: out.setdefault("r", score_batch(problems, texts, v)))
         t.start()

@@ -91,9 +91,11 @@ def test_lean_named_without_lean_exits_2_saying_what_to_do(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "'lean' was asked for but cannot run here" in err
     assert "PROSFI_LEAN_PROJECT" in err and "lake build" in err and "'lean?'" in err
-    # optional: reported on stderr as a warning, skipped, the rest of the cascade answers
+    # optional: reported on stderr as a warning, skipped, the rest of the cascade answers (the
+    # truth table, which would prove this step first, is off)
     with pytest.warns(RuntimeWarning, match="'lean' skipped"):
-        assert main(["check", str(steps), "--backends", "lean?,z3", "--lean-project", nowhere, "--workers", "0"]) == 0
+        assert main(["check", str(steps), "--backends", "lean?,z3", "--lean-project", nowhere, "--workers", "0",
+                     "--no-truth-table"]) == 0
     assert [(r["id"], r["verdict"], r["backend"]) for r in _records(capsys.readouterr().out)] == [
         ("mp", "valid", "z3")]
     assert main(["check", str(steps), "--lean-timeout-ms", "0"]) == 2
@@ -105,7 +107,9 @@ def test_lean_flags_reach_the_lean_backend(tmp_path, capsys):
     # verdict here says the flags built a working LeanConfig, nothing about the step.
     standin = Path(__file__).with_name("standin_repl.py").resolve()
     steps = tmp_path / "s.jsonl"
-    steps.write_text(LINES[0] + "\n" + LINES[-1] + "\n", encoding="utf-8")
+    # a quantified conclusion keeps the truth table off the first step; it takes the K&K one
+    quantified = LINES[0].replace('"conclusion": "Nice candy"', '"conclusion": "∃ x, Nice x"')
+    steps.write_text(quantified + "\n" + LINES[-1] + "\n", encoding="utf-8")
     args = ["check", str(steps), "--backends", "lean,z3", "--workers", "0", "--lean-workers", "1",
             "--lean-timeout-ms", "60000", "--lean-repl-command", f"{sys.executable} {standin} --log {tmp_path}"]
     assert main(args) == 0

@@ -5,8 +5,10 @@ constants, with premises of any other shape dropped. Every `valid` it gives must
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
-from hypothesis import HealthCheck, find, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from prosfi.logic import check_signature, parse
@@ -84,6 +86,8 @@ def test_premises_of_other_shapes_are_ignored(premises, conclusion):
     # each needs the ∃ (or other dropped) premise: never claimed valid by this path; the exact
     # table over the constants finds no countermodel either, so the provers decide
     (["∃ x, Kind x", "∀ x, Kind x → q"], "q"),
+    (["∃ x, Kind x"], "Kind bob"),  # not even valid: ∃ over the constants would say it is
+    (["∀ x, ∃ y, R x y", "∀ x, ¬ R x bob"], "R bob amy"),  # nor this one
     (["∃ x, Kind x ∧ Mean x", "∀ x, Mean x → q", "Kind bob"], "q"),
     (["∀ x, (∃ y, R x y) → Nice x", "R bob amy"], "Nice bob"),
     (["(∀ x, Kind x) ∨ q", "∀ x, Kind x → q"], "q"),
@@ -144,9 +148,9 @@ VARS = ["x", "y"]
 
 
 @st.composite
-def _body(draw, bound: tuple[str, ...], depth: int, quantifiers: bool, equality: bool):
+def _body(draw, bound: tuple[str, ...], depth: int, quantifiers: bool, equality: bool, consts=tuple(CONSTS)):
     def term():
-        choices = [Const(c) for c in CONSTS] + [Var(v) for v in bound]
+        choices = [Const(c) for c in consts] + [Var(v) for v in bound]
         return draw(st.sampled_from(choices))
 
     leaf_kinds = ["P", "Q", "R", "p"] + (["eq"] if equality else [])
@@ -163,24 +167,39 @@ def _body(draw, bound: tuple[str, ...], depth: int, quantifiers: bool, equality:
         return Pred(kind, (term(),))
     op = draw(st.sampled_from(["not", "and", "or", "imp", "iff", "xor"] + (["all", "ex"] if quantifiers else [])))
     if op == "not":
-        return Not(draw(_body(bound, depth - 1, quantifiers, equality)))
+        return Not(draw(_body(bound, depth - 1, quantifiers, equality, consts)))
     if op in ("all", "ex"):
         var = draw(st.sampled_from(VARS))
-        inner = draw(_body(tuple({*bound, var}), depth - 1, quantifiers, equality))
+        inner = draw(_body(tuple({*bound, var}), depth - 1, quantifiers, equality, consts))
         return (Forall if op == "all" else Exists)(var, inner)
-    left = draw(_body(bound, depth - 1, quantifiers, equality))
-    right = draw(_body(bound, depth - 1, quantifiers, equality))
+    left = draw(_body(bound, depth - 1, quantifiers, equality, consts))
+    right = draw(_body(bound, depth - 1, quantifiers, equality, consts))
     return {"and": And, "or": Or, "imp": Implies, "iff": Iff, "xor": Xor}[op](left, right)
 
 
 @st.composite
-def _premise(draw):
-    shape = draw(st.sampled_from(["universal", "universal", "universal", "ground", "other"]))
+def _premise(draw, consts):
+    shape = draw(st.sampled_from(["universal", "universal", "ground", "other", "other"]))
     equality = draw(st.integers(0, 5)) == 0
-    if shape == "other":  # anything: ∃, quantifiers under connectives, equality
-        return draw(_body((), 3, True, equality))
+    if shape == "other":  # outside the used shape: ∃, quantifiers under connectives, equality
+        kind = draw(st.sampled_from(["exists", "forall-exists", "under", "equality", "any"]))
+        if kind == "exists":
+            var = draw(st.sampled_from(VARS))
+            return Exists(var, draw(_body((var,), draw(st.integers(0, 2)), False, equality, consts)))
+        if kind == "forall-exists":
+            return Forall("x", Exists("y", draw(_body(("x", "y"), draw(st.integers(0, 2)), False, equality, consts))))
+        if kind == "under":
+            var = draw(st.sampled_from(VARS))
+            quantified = draw(st.sampled_from([Forall, Exists]))(var, draw(_body((var,), 1, False, equality, consts)))
+            other = draw(_body((), 1, False, equality, consts))
+            op = draw(st.sampled_from([Or, Implies, Iff, Not]))
+            return Not(quantified) if op is Not else op(quantified, other)
+        if kind == "equality":
+            eq = Eq(Const(draw(st.sampled_from(consts))), Const(draw(st.sampled_from(consts))))
+            return draw(st.sampled_from([eq, Not(eq), Forall("x", Eq(Var("x"), Const(consts[0])))]))
+        return draw(_body((), 3, True, equality, consts))
     block = [] if shape == "ground" else draw(st.lists(st.sampled_from(VARS), min_size=1, max_size=2))
-    f = draw(_body(tuple(block), 3, False, equality))
+    f = draw(_body(tuple(block), 3, False, equality, consts))
     for var in reversed(block):
         f = Forall(var, f)
     return f
@@ -188,9 +207,13 @@ def _premise(draw):
 
 @st.composite
 def _check(draw):
-    premises = draw(st.lists(_premise(), min_size=1, max_size=4))
+    # few constants make ∃ over the constants (wrongly) look like a disjunction worth testing
+    consts = tuple(CONSTS[:draw(st.sampled_from([1, 1, 2, 3]))])
+    premises = draw(st.lists(_premise(consts), min_size=1, max_size=4))
     quantified = draw(st.integers(0, 7)) == 0
-    conclusion = draw(_body((), 2, quantified, draw(st.integers(0, 7)) == 0))
+    # often a literal or a single connective: random deep conclusions are seldom entailed
+    depth = draw(st.sampled_from([0, 0, 1, 2]))
+    conclusion = draw(_body((), depth, quantified, draw(st.integers(0, 7)) == 0, consts))
     return premises, conclusion
 
 
@@ -201,32 +224,35 @@ def z3_backend():
     backend.close()
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                   HealthCheck.too_slow])
-@given(_check())
-def test_z3_agrees_with_every_truth_table_verdict(z3_backend, check):
-    premises, conclusion = check
-    signature = check_signature([*premises, conclusion])
-    verdict = ground.decide(premises, conclusion, signature)
-    if verdict is None:
-        return
-    z3 = z3_backend.check(Check(tuple((f"h{i}", p) for i, p in enumerate(premises)), conclusion), signature, 5000)
-    if verdict.status is V:
-        assert z3.status is V, (premises, conclusion, verdict, z3)  # never sat, never unknown
-    else:
-        assert verdict.status is I
-        assert z3.status is not V, (premises, conclusion, verdict, z3)
+def test_z3_agrees_with_every_truth_table_verdict(z3_backend):
+    """Random small checks of the covered shape and outside it: whenever the table says `valid`,
+    Z3 proves it (unsat; never sat, never unknown); whenever it says `invalid`, Z3 never proves
+    it. The run must also reach the universal-instance path, with premises dropped, often."""
+    seen: Counter = Counter()
 
-
-def test_the_property_reaches_the_new_path():
-    """The generator above does produce checks this path proves that no ground table could:
-    a ∀-premise used and another premise (∃, nested, equality) dropped."""
-
-    def interesting(check):
+    @settings(max_examples=500, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(_check())
+    def run(check):
         premises, conclusion = check
-        v = ground.decide(premises, conclusion, check_signature([*premises, conclusion]))
-        return (v is not None and v.status is V and any(type(p) is Forall for p in premises)
-                and any(ground._universal_block(p) is None for p in premises))
+        signature = check_signature([*premises, conclusion])
+        verdict = ground.decide(premises, conclusion, signature)
+        if verdict is None:
+            seen["left to the provers"] += 1
+            return
+        named = tuple((f"h{i}", p) for i, p in enumerate(premises))
+        z3 = z3_backend.check(Check(named, conclusion), signature, 5000)
+        if verdict.status is V:
+            assert z3.status is V, (premises, conclusion, verdict, z3)
+            if any(type(p) in (Forall, Exists) for p in premises):
+                seen["valid, quantified premises"] += 1
+                if any(ground._universal_block(p) is None for p in premises):
+                    seen["valid, a premise dropped"] += 1
+        else:
+            assert verdict.status is I
+            assert z3.status is not V, (premises, conclusion, verdict, z3)
+            seen["invalid"] += 1
 
-    premises, conclusion = find(_check(), interesting, settings=settings(max_examples=5000, database=None))
-    assert interesting((premises, conclusion))
+    run()
+    # about 100 and 20 expected out of 500: far from these floors
+    assert seen["valid, quantified premises"] >= 10 and seen["valid, a premise dropped"] >= 1, seen

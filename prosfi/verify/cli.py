@@ -44,7 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-truth-table", action="store_true",
                         help="send every check to the backends in their order; by default exact truth "
                         "tables in this process answer what they can (ground K&K steps, countermodels over "
-                        "the constants) before any backend, Lean included")
+                        "the constants, ground conclusions proved from universal instances) before any "
+                        "backend, Lean included")
     lean = parser.add_argument_group("Lean (backends lean, lean_dojo)")
     lean.add_argument("--lean-project", default=None,
                       help=f"the built Lake project (default: ${PROJECT_ENV}, else lean_project/ of a source "

@@ -67,14 +67,18 @@ class VerifierConfig:
         default=True,
         metadata={"help": "Before any backend, even one listed first such as lean, evaluate each check "
                   "over the finite domain of its constants with exact truth tables in this process: a "
-                  "countermodel found there is `invalid`; a ground check without equality (every "
-                  "Knights & Knaves step) with none is `valid` (both exact, so sound). False sends every "
-                  "check to the backends in their order."},
+                  "countermodel found there (over all premises) is `invalid`; a ground check without "
+                  "equality (every Knights & Knaves step) with none is `valid`; so is a ground, "
+                  "equality-free conclusion that the ground instances of the premises of the form "
+                  "∀ x̄, <quantifier-free, equality-free body> (over the check's constants) entail "
+                  "propositionally, premises of any other shape dropped (ProverQA-style `∀ x, Kind x → "
+                  "Nice x`, `Kind candy` ⊢ `Nice candy`). All exact or sound by universal "
+                  "instantiation. False sends every check to the backends in their order."},
     )
     truth_table_max_atoms: int = field(
         default=16,
         metadata={"help": "Checks with more possible atoms than this (predicates × domain^arity) skip "
-                  "the truth table."},
+                  "the truth table (the universal-instance path also stops past 4,096 ground instances)."},
     )
     prover9_max_seconds: int = field(
         default=2,
