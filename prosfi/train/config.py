@@ -83,9 +83,19 @@ class _BaseScriptArguments:
     )
     sft: bool = field(default=False, metadata={"help": "run an SFT warm-up on gold traces before GRPO"})
     sft_size: int = field(default=500, metadata={"help": "problems whose gold traces form the SFT set"})
+    sft_draws: int = field(
+        default=1,
+        metadata={"help": "generated SFT sets of sft_size drawn with successive seeds and pooled: a small "
+                  "generated space (2-person K&K: ~400 claim patterns) comes back with other names"},
+    )
     sft_max_steps: int = field(default=-1, metadata={"help": "SFT optimizer steps (-1: use sft_num_train_epochs)"})
     sft_num_train_epochs: float = field(default=1.0, metadata={"help": "SFT epochs over the gold traces"})
     sft_learning_rate: float = field(default=2e-5, metadata={"help": "SFT learning rate"})
+    sft_completion_only_loss: bool = field(
+        default=True,
+        metadata={"help": "SFT loss on the completion only; false also trains on the prompt (helps a model "
+                  "trained from scratch learn to copy from it)"},
+    )
     sft_per_device_train_batch_size: int = field(default=8, metadata={"help": "SFT batch size per device"})
     sft_max_length: int = field(default=1024, metadata={"help": "SFT sequence length (prompt + trace) in tokens"})
     summary_window: int = field(

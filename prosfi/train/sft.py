@@ -33,6 +33,7 @@ def sft_config(script: Any, training: Any):
         learning_rate=script.sft_learning_rate,
         per_device_train_batch_size=script.sft_per_device_train_batch_size,
         max_length=script.sft_max_length,
+        completion_only_loss=script.sft_completion_only_loss,
         gradient_accumulation_steps=1,
         lr_scheduler_type="cosine",
         warmup_steps=0.05,
@@ -55,13 +56,12 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
     """Train on gold traces of a problem set disjoint from GRPO's; return the model directory."""
     from trl import SFTTrainer, get_peft_config
 
-    from prosfi.train.problems import from_script_args
     from prosfi.train.rows import sft_dataset
 
     out = sft_dir(training)
     if sft_done(training):
         return str(out)
-    problems = disjoint(from_script_args(script, count=script.sft_size, seed_offset=1), from_script_args(script))
+    problems = sft_problems(script)
     dataset = sft_dataset(problems, verifier=verifier, system_prompt=script.system_prompt, few_shot=script.few_shot)
     args = sft_config(script, training)
     args.model_init_kwargs = _model_init_kwargs(model_args)
@@ -86,6 +86,20 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
         (out / DONE_MARKER).write_text(f"{len(dataset)} gold traces, {trainer.state.global_step} steps\n")
     trainer.accelerator.wait_for_everyone()
     return str(out)
+
+
+def sft_problems(script: Any) -> list:
+    """`sft_draws` sets of `sft_size` problems (seed offsets 1, 2, ...), duplicates and GRPO's problems removed."""
+    from prosfi.train.problems import from_script_args
+
+    pooled, seen = [], set()
+    for draw in range(max(1, getattr(script, "sft_draws", 1))):
+        for problem in from_script_args(script, count=script.sft_size, seed_offset=1 + draw):
+            key = _content_key(problem)
+            if key not in seen:
+                seen.add(key)
+                pooled.append(problem)
+    return disjoint(pooled, from_script_args(script))
 
 
 def _content_key(problem: Any) -> tuple:

@@ -56,6 +56,12 @@ class TinyModelConfig:
     num_attention_heads: int = field(default=4, metadata={"help": "attention heads"})
     num_key_value_heads: int = field(default=2, metadata={"help": "key/value heads (GQA)"})
     max_position_embeddings: int = field(default=2048, metadata={"help": "longest sequence"})
+    embedding_init_std: float = field(
+        default=0.0,
+        metadata={"help": "std of the initial token embeddings (0: the model's initializer_range, 0.02); larger "
+                  "keeps interchangeable tokens such as names apart, so a tiny model can learn to copy them"},
+    )
+    tie_word_embeddings: bool = field(default=True, metadata={"help": "share input and output embeddings"})
     corpus_problems: int = field(default=300, metadata={"help": "generated problems to train the tokenizer on"})
     seed: int = field(default=0, metadata={"help": "seed for the corpus, the tokenizer and the weights"})
 
@@ -135,12 +141,17 @@ def build_tiny_model(out_dir: str | Path, config: TinyModelConfig | None = None)
         num_attention_heads=config.num_attention_heads,
         num_key_value_heads=config.num_key_value_heads,
         max_position_embeddings=config.max_position_embeddings,
-        tie_word_embeddings=True,
+        tie_word_embeddings=config.tie_word_embeddings,
         bos_token_id=None,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
     model = Qwen2ForCausalLM(model_config)
+    if config.embedding_init_std > 0:
+        with torch.no_grad():
+            model.get_input_embeddings().weight.normal_(0.0, config.embedding_init_std)
+            if not config.tie_word_embeddings:
+                model.get_output_embeddings().weight.normal_(0.0, config.embedding_init_std)
     model.generation_config = GenerationConfig(
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, do_sample=True
     )
