@@ -167,7 +167,9 @@ def test_false_needs_the_negated_goal():
 
 def test_uncertain_needs_countermodels_both_ways(verifier):
     problem = tfu("unc", ["∀ x, Cat x → Mammal x", "Cat tom"], "Dog tom", "C")
-    assert check(verifier, problem, [], "C").chain_valid
+    empty = check(verifier, problem, [], "C")  # shown by countermodels, but no reasoning at all
+    assert empty.established and not empty.chain_valid and "min_steps" in empty.reason
+    assert check(verifier, problem, [], "C", ChainConfig(min_steps=0)).chain_valid
     assert check(verifier, problem, [("s1", ["h1", "h2"], "Mammal tom")], "C").chain_valid
     r = check(verifier, problem, [("s1", ["h1", "h2"], "Dog tom")], "C")
     assert r.established and not r.chain_valid  # all steps given must be verified
@@ -268,3 +270,10 @@ def test_establish_false_skips_goal_and_countermodel_checks(verifier):
     (r,) = ChainBatch([check]).check(rec)
     assert r.all_verified and not r.established and "not checked" in r.reason
     assert [e.conclusion for call in rec.calls for e in call] == [c for _, _, c in GOOD]
+
+
+def test_a_guarded_step_derives_nothing_a_later_step_repeats(verifier):
+    # s0 cites an unknown id, so it derives nothing; s1 derives the same conclusion honestly
+    spec = [("s0", ["h9"], "Mammal tom")] + GOOD
+    r = check(verifier, ANIMALS, spec, "A")
+    assert verdicts(r)["s0"] == "invalid" and verdicts(r)["s1"] == "valid"

@@ -367,3 +367,13 @@ def test_random_chains_never_raise_and_score_a_level(verifier, steps, answer):
     if r.reward == cfg.right_verified:  # only a sound, guarded chain to the goal gets the top level
         assert r.chain_valid and all(s.verdict == "valid" for s in r.steps)
         assert any("Alive tom" in s["conclusion"] for s in steps)
+
+
+def test_audit_survives_a_torn_line_followed_by_a_resumed_run(tmp_path):
+    from prosfi.rewards.audit import AuditLog, read_audit
+
+    path = tmp_path / "audit.jsonl"
+    path.write_text('{"problem_id": "p0", "reward": 1.0}\n{"problem_id": "p1", "rew')  # killed mid-write
+    with AuditLog(path) as log:  # the resumed run appends
+        log.append([{"problem_id": "p2", "reward": 0.3}])
+    assert [r["problem_id"] for r in read_audit(path)] == ["p0", "p2"]

@@ -33,6 +33,8 @@ class AuditLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.fsync = fsync
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        if _ends_torn(self.path):  # a killed run left half a line: keep our first record whole
+            os.write(self._fd, b"\n")
         self._lock = threading.Lock()
 
     def write(self, results: Sequence[ScoreResult], completions: Sequence[str], step: int | None = None) -> int:
@@ -87,14 +89,28 @@ class AuditLog:
         self.close()
 
 
+def _ends_torn(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        if fh.tell() == 0:
+            return False
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) != b"\n"
+
+
 def read_audit(path: str | os.PathLike) -> Iterator[dict]:
-    """Records of an audit log; a torn last line (the writer was killed mid-write) is skipped."""
-    with open(path, encoding="utf-8") as fh:
+    """Records of an audit log. Torn lines (a writer killed mid-write, possibly followed by a
+    resumed run's records) are skipped."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
         for line in fh:
-            if not line.endswith("\n"):
-                return
-            if line.strip():
-                yield json.loads(line)
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(rec, dict):
+                yield rec
 
 
 __all__ = ["AuditLog", "audit_path_for_rank", "completion_sha256", "read_audit"]

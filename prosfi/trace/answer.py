@@ -73,7 +73,10 @@ _LETTER_FORM = re.compile(r"^(?:answer\s*:\s*)?\(?\s*([A-Za-z])\s*(?:\)|\.|:)?\s
 def _parse_label(problem: Problem, text: str) -> ParsedAnswer:
     options = problem.options or DEFAULT_OPTIONS
     given = text.strip()
+    bare = re.sub(r"^answer\s*:\s*", "", given, flags=re.IGNORECASE).rstrip(".").strip()  # "Answer: True."
     for letter, label in options.items():
+        if bare.casefold() == str(label).casefold():
+            return ParsedAnswer(label=str(label))
         if given.casefold() in (letter.casefold(), str(label).casefold()):
             return ParsedAnswer(label=str(label))
     m = _LETTER_FORM.match(given)

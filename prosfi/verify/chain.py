@@ -62,7 +62,16 @@ class ChainConfig:
                   "literal), checked by the verifier both ways; otherwise only textual (canonical) matches."},
     )
 
+    min_steps: int = field(
+        default=1,
+        metadata={"help": "A chain with fewer steps is not fully verified. With 0, an empty chain plus a "
+                  "right Uncertain answer (shown by the verifier's countermodels) earns the top level "
+                  "without any reasoning, and writing steps can only lower that reward."},
+    )
+
     def __post_init__(self) -> None:
+        if not isinstance(self.min_steps, int) or self.min_steps < 0:
+            raise ValueError(f"ChainConfig.min_steps must be an int >= 0, got {self.min_steps!r}")
         if not isinstance(self.max_dependencies, int) or self.max_dependencies < 1:
             raise ValueError(f"ChainConfig.max_dependencies must be an int >= 1, got {self.max_dependencies!r}")
         if not isinstance(self.max_steps, int) or self.max_steps < 1:
@@ -88,7 +97,7 @@ class StepResult:
 @dataclass(frozen=True)
 class ChainResult:
     steps: tuple[StepResult, ...]
-    all_verified: bool  # every step verified (vacuously true for no steps)
+    all_verified: bool  # at least min_steps steps, every one verified
     established: bool  # the chain (or, for Uncertain, the countermodels) establishes the claim
     reason: str = ""  # why the chain is not valid; empty when it is
     failed: bool = False  # checking itself broke (the reason says how); scored as a format failure
@@ -205,7 +214,7 @@ class ChainCheck:
         for i, step in enumerate(self.steps):
             c, _, err, _ = formulas.get(step.conclusion)
             pre = self._guard(i, step, step_index, seen, c, err)
-            if c is not None:
+            if c is not None and pre is None:  # a guarded step derived nothing a later step repeats
                 seen.setdefault(c, f"{step.id}'s conclusion")
                 self._canon.setdefault(step.id, c)
             if pre is not None:
@@ -292,10 +301,12 @@ class ChainCheck:
                 results.append(StepResult(step.id, v.status.value, "" if v.valid else (v.detail or v.status.value),
                                           v.backend, v.ms))
         verified = {i for i, r in enumerate(results) if r.verified}
-        all_verified = len(verified) == len(results)
+        all_verified = len(verified) == len(results) >= self.config.min_steps
         established, why = self._established(verified, equiv)
         reason = ""
-        if not all_verified:
+        if len(results) < self.config.min_steps:
+            reason = why if not established else f"{len(results)} step(s) given; min_steps is {self.config.min_steps}"
+        elif not all_verified:
             bad = next(r for r in results if not r.verified)
             reason = f"step {bad.id} {bad.verdict}" + (f": {bad.reason}" if bad.reason else "")
         elif not established:

@@ -38,6 +38,7 @@ many atoms, or more than `MAX_INSTANCES` ground instances) is left to the prover
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import TYPE_CHECKING, Sequence
 
@@ -88,16 +89,24 @@ def _shape(formulas: Sequence[Formula]) -> tuple[bool, bool]:
     return quantified, equality
 
 
-def _columns(n: int) -> tuple[list[int], int]:
-    """Bit columns of the 2^n-row table: atom i is true in row r iff bit i of r is set."""
+@functools.lru_cache(maxsize=32)
+def _columns(n: int) -> tuple[tuple[int, ...], int]:
+    """Bit columns of the 2^n-row table: atom i is true in row r iff bit i of r is set.
+
+    Cached per n (at most 21 distinct tables); each column is built by doubling its block, which
+    stays cheap at 16 atoms where a big-integer division would take milliseconds per check."""
     rows = 1 << n
     full = (1 << rows) - 1
     cols = []
     for i in range(n):
         half = 1 << i
-        block = ((1 << half) - 1) << half  # `half` zeros then `half` ones
-        cols.append(block * (full // ((1 << (half << 1)) - 1)))  # that block repeated over all rows
-    return cols, full
+        col = ((1 << half) - 1) << half  # `half` zeros then `half` ones
+        width = half << 1
+        while width < rows:  # repeat the block over all rows
+            col |= col << width
+            width <<= 1
+        cols.append(col)
+    return tuple(cols), full
 
 
 class _Table:

@@ -62,7 +62,9 @@ def _text_key(e: Entailment) -> tuple | None:
     if type(premises) is not dict:
         return None
     try:
-        return (frozenset(premises.values()), e.conclusion)
+        key = (frozenset(premises.values()), e.conclusion)
+        hash(key)  # an unhashable conclusion (a list from bad JSON) takes the checked path: `error`
+        return key
     except TypeError:
         return None
 

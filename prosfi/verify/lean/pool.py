@@ -11,6 +11,7 @@ Thread-safe: any number of threads may call `run`/`run_many`; at most N commands
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
@@ -21,6 +22,8 @@ from pathlib import Path
 
 from prosfi.verify.lean.config import LeanConfig
 from prosfi.verify.lean.repl import ReplDied, ReplOutcome, ReplProcess, ReplTimeout
+
+log = logging.getLogger(__name__)
 
 # After this many start failures in a row the pool stops trying and answers at once.
 MAX_START_FAILURES = 3
@@ -119,8 +122,10 @@ class ReplPool:
             with self._lock:
                 self.stats.start_failures += 1
                 self._start_failures += 1
-                if self._start_failures >= MAX_START_FAILURES:
+                if self._start_failures >= MAX_START_FAILURES and self._broken is None:
                     self._broken = f"{exc} (gave up after {self._start_failures} failed starts)"
+                    log.warning("Lean REPL pool gave up: every further check is answered without Lean: %s",
+                                self._broken)
             return str(exc)
         with self._lock:
             self._start_failures = 0

@@ -44,6 +44,8 @@ def judge(response: dict[str, Any], ms: float = 0.0) -> ReplOutcome:
     """Apply the pass rule to a REPL CommandResponse (or its `{"message": …}` error form)."""
     if "env" not in response and "message" in response:
         return ReplOutcome(False, "repl_error", str(response["message"])[:500], ms)
+    if not isinstance(response.get("env"), int):  # not a CommandResponse: never a pass
+        return ReplOutcome(False, "repl_error", f"not a command response: {str(response)[:200]}", ms)
     messages = tuple(m for m in response.get("messages") or () if isinstance(m, dict))
     errors = [m for m in messages if m.get("severity") == "error"]
     if errors:
@@ -154,7 +156,12 @@ class ReplProcess:
     def _read_response(self, deadline: float) -> dict[str, Any]:
         """Read up to the blank line that ends a response; bytes after it stay buffered."""
         assert self._proc.stdout is not None
-        fd = self._proc.stdout.fileno()
+        try:
+            return self._read_response_from(self._proc.stdout.fileno(), deadline)
+        except (OSError, ValueError) as exc:  # pipe closed under us (close() from another thread)
+            raise ReplDied(f"reading the REPL failed: {exc!r}") from exc
+
+    def _read_response_from(self, fd: int, deadline: float) -> dict[str, Any]:
         while True:
             text = _skip_noise(self._buf)
             end = text.find(b"\n\n")
