@@ -177,3 +177,19 @@ def test_make_reward_funcs_dispatches_direct_lean_here():
         assert _score(r, [TFU], [completion("A", "exact h1 candy h2")]) == [1.0]
     finally:
         r.close()
+
+
+def test_direct_lean_training_rows_ask_for_a_lean_proof_not_steps():
+    from prosfi.rewards.direct_lean import DIRECT_LEAN_SYSTEM_PROMPT
+    from prosfi.train.rows import grpo_dataset
+
+    rows = grpo_dataset([TFU, KK], reward_mode="direct_lean")
+    for row, problem in zip(rows, (TFU, KK)):
+        system, user = row["prompt"][0]["content"], row["prompt"][-1]["content"]
+        assert system == DIRECT_LEAN_SYSTEM_PROMPT and "<lean>" in system and "<steps>" not in system
+        assert user.endswith(direct_lean_prompt(problem))
+        assert json.loads(row["problem"])["id"] == problem.id
+    # a reply in the layout the prompt asks for is read as such
+    assert extract_direct(completion("A", "exact h1 candy h2")).lean == "exact h1 candy h2"
+    with pytest.raises(ValueError, match="few_shot"):
+        grpo_dataset([TFU], few_shot=1, reward_mode="direct_lean")

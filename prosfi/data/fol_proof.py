@@ -197,7 +197,7 @@ def derive_label(problem: Problem, max_steps: int = 64) -> list[dict[str, Any]] 
     if not (isinstance(atom_f, ast.Pred) and _ground(atom_f)):
         return None
     atom = _key(atom_f)
-    if atom in ch.known and ch.known[atom][1].startswith("h"):
+    if atom in ch.known and ch.known[atom][1] in problem.premise_map:
         return None  # the goal is a premise: nothing to derive
     ch.run(stop_atom=atom)
     label = problem.answer_label

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Iterable
+from typing import Callable, Iterable
 
 from prosfi.data.problem import Problem
 
@@ -89,14 +89,17 @@ def few_shot_examples(kind: str, k: int) -> list[tuple[Problem, str]]:
 
 
 def prompt_messages(problem: Problem, system_prompt: str = SYSTEM_PROMPT, few_shot: int = 0,
-                    examples: list[tuple[Problem, str]] | None = None) -> list[dict[str, str]]:
-    """System prompt, optional worked examples (user/assistant turns), then the problem."""
+                    examples: list[tuple[Problem, str]] | None = None,
+                    user_suffix: Callable[[Problem], str] | None = None) -> list[dict[str, str]]:
+    """System prompt, optional worked examples (user/assistant turns), then the problem (plus
+    `user_suffix(problem)`, e.g. the Lean statement of the direct-Lean baseline)."""
     msgs = [{"role": "system", "content": system_prompt}]
     shots = examples if examples is not None else few_shot_examples(problem.kind, few_shot)
     for ex, completion in shots:
         msgs.append({"role": "user", "content": user_prompt(ex)})
         msgs.append({"role": "assistant", "content": completion})
-    msgs.append({"role": "user", "content": user_prompt(problem)})
+    tail = f"\n\n{user_suffix(problem)}" if user_suffix is not None else ""
+    msgs.append({"role": "user", "content": user_prompt(problem) + tail})
     return msgs
 
 
@@ -107,10 +110,11 @@ def gold_answer(problem: Problem) -> str:
 
 
 def to_prompt_row(problem: Problem, system_prompt: str = SYSTEM_PROMPT, few_shot: int = 0,
-                  examples: list[tuple[Problem, str]] | None = None) -> dict:
+                  examples: list[tuple[Problem, str]] | None = None,
+                  user_suffix: Callable[[Problem], str] | None = None) -> dict:
     """A TRL row: `prompt` (messages), `problem` (JSON the rewards read), `problem_id`, `kind`, `answer`."""
     return {
-        "prompt": prompt_messages(problem, system_prompt, few_shot, examples),
+        "prompt": prompt_messages(problem, system_prompt, few_shot, examples, user_suffix),
         "problem": json.dumps(problem.to_dict(), ensure_ascii=False),
         "problem_id": problem.id,
         "kind": problem.kind,
@@ -119,19 +123,20 @@ def to_prompt_row(problem: Problem, system_prompt: str = SYSTEM_PROMPT, few_shot
 
 
 def prompt_rows(problems: Iterable[Problem], system_prompt: str = SYSTEM_PROMPT,
-                few_shot: int = 0) -> list[dict]:
+                few_shot: int = 0, user_suffix: Callable[[Problem], str] | None = None) -> list[dict]:
     """Rows for many problems; few-shot examples are built once per kind."""
     shots: dict[str, list] = {}
     rows = []
     for p in problems:
         if p.kind not in shots:
             shots[p.kind] = few_shot_examples(p.kind, few_shot)
-        rows.append(to_prompt_row(p, system_prompt, examples=shots[p.kind]))
+        rows.append(to_prompt_row(p, system_prompt, examples=shots[p.kind], user_suffix=user_suffix))
     return rows
 
 
-def build_dataset(problems: Iterable[Problem], system_prompt: str = SYSTEM_PROMPT, few_shot: int = 0):
+def build_dataset(problems: Iterable[Problem], system_prompt: str = SYSTEM_PROMPT, few_shot: int = 0,
+                  user_suffix: Callable[[Problem], str] | None = None):
     """A `datasets.Dataset` of prompt rows (imports `datasets` only here)."""
     from datasets import Dataset
 
-    return Dataset.from_list(prompt_rows(problems, system_prompt, few_shot))
+    return Dataset.from_list(prompt_rows(problems, system_prompt, few_shot, user_suffix))

@@ -68,8 +68,12 @@ def run(args: argparse.Namespace) -> int:
             except ValueError as exc:  # a backend that cannot run here, a bad setting
                 print(f"prosfi score: {exc}", file=sys.stderr)
                 return 2
-        out: IO[str] = sys.stdout if args.output == "-" else stack.enter_context(
-            open(args.output, "w", encoding="utf-8"))
+        try:
+            out: IO[str] = sys.stdout if args.output == "-" else stack.enter_context(
+                open(args.output, "w", encoding="utf-8"))
+        except OSError as exc:
+            print(f"prosfi score: cannot write {args.output}: {exc}", file=sys.stderr)
+            return 2
         audit = stack.enter_context(AuditLog(args.audit)) if args.audit else None
 
         batch: list[tuple[str | None, dict | None, str]] = []  # (problem_id, error record, text)

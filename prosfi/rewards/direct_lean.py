@@ -79,6 +79,21 @@ def problem_statement(problem: Problem, label: str | None = None) -> LeanStateme
     return render_statement(premises, claim, signature, DIRECT_THEOREM)
 
 
+DIRECT_LEAN_SYSTEM_PROMPT = """\
+You solve logic problems and prove your answer in Lean 4. Reply in exactly this form:
+<think>
+your reasoning in plain language
+</think>
+<answer>your answer</answer>
+<lean>
+a tactic proof of the claim your answer makes
+</lean>
+Write nothing after </lean>. The proof is only the tactic body (no `by`, no `theorem`, no `sorry`);
+the hypotheses are named h1, h2, ... as in the problem.
+True/False/Uncertain questions: answer with the option letter (an Uncertain answer needs no proof).
+Knights and knaves: answer `(1) Name is a knight (2) Name is a knave ...`."""
+
+
 def direct_lean_prompt(problem: Problem) -> str:
     """What the policy needs to write a proof: our statement with the claim left open (the
     claim depends on its answer; for an assignment it must not leak the gold values)."""
@@ -245,7 +260,7 @@ class DirectLeanReward:
         if log_metric is not None and results:
             n = len(results)
             log_metric("direct_lean/verified", sum(r.verified for r in results) / n)
-            log_metric("direct_lean/answer_correct", sum(r.answer_correct for r in results) / n)
+            log_metric("direct_lean/answer_accuracy", sum(r.answer_correct for r in results) / n)
             log_metric("direct_lean/format_ok", sum(r.format_ok for r in results) / n)
             checked = [r.lean_ms for r in results if r.lean_ms]
             if checked:

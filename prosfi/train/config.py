@@ -212,6 +212,9 @@ def validate(script_args: Any) -> None:
         ALL_MODES = None
     if ALL_MODES is not None and script_args.reward_mode not in ALL_MODES:
         raise ValueError(f"reward_mode: {script_args.reward_mode!r} is not one of {', '.join(ALL_MODES)}")
+    if script_args.reward_mode == "direct_lean" and script_args.sft:
+        raise ValueError("sft: the gold traces are in the steps format, not the direct-Lean one; set sft: false "
+                         "with reward_mode: direct_lean")
     for prefix in MIRRORED:  # their own __post_init__ checks, now rather than when the run reaches them
         try:
             sub_config(script_args, prefix)

@@ -117,7 +117,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
             if sft_only:
                 return {"run_name": training.run_name, "where": {"sft model": model_path}}
         problems = from_script_args(script)
-        dataset = grpo_dataset(problems, script.system_prompt, script.few_shot)
+        dataset = grpo_dataset(problems, script.system_prompt, script.few_shot, script.reward_mode)
         training.model_init_kwargs = _init_kwargs(model_args, training)
         metrics_path = out / "metrics.jsonl"
         if PartialState().is_main_process:

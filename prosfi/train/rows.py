@@ -14,10 +14,22 @@ def _prompt_kwargs(system_prompt: str | None, few_shot: int) -> dict[str, Any]:
     return {"few_shot": few_shot, **({"system_prompt": system_prompt} if system_prompt else {})}
 
 
-def grpo_dataset(problems: Sequence[Problem], system_prompt: str | None = None, few_shot: int = 0):
-    """`datasets.Dataset` with `prompt` (conversational) and `problem` (JSON) columns."""
+def grpo_dataset(problems: Sequence[Problem], system_prompt: str | None = None, few_shot: int = 0,
+                 reward_mode: str = "prosfi"):
+    """`datasets.Dataset` with `prompt` (conversational) and `problem` (JSON) columns.
+
+    With `reward_mode="direct_lean"` the prompt asks for a Lean proof instead of steps: the
+    direct-Lean system prompt (unless one is given) and each problem's Lean statement."""
     from prosfi.data.prompts import build_dataset
 
+    if reward_mode == "direct_lean":
+        from prosfi.rewards.direct_lean import DIRECT_LEAN_SYSTEM_PROMPT, direct_lean_prompt
+
+        if few_shot:
+            raise ValueError("few_shot: worked examples are in the steps format; use few_shot: 0 with "
+                             "reward_mode: direct_lean")
+        return build_dataset(list(problems), system_prompt or DIRECT_LEAN_SYSTEM_PROMPT,
+                             user_suffix=direct_lean_prompt)
     return build_dataset(list(problems), **_prompt_kwargs(system_prompt, few_shot))
 
 

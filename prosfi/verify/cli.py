@@ -162,9 +162,15 @@ def run(args: argparse.Namespace) -> int:
     if not from_stdin and not os.path.isfile(args.steps):
         print(f"prosfi check: no such file: {args.steps}", file=sys.stderr)
         return 2
-    total = None if from_stdin else _count_lines(args.steps)
-    show = (not args.no_progress and sys.stderr.isatty() and total is not None
-            and total >= PROGRESS_MIN_LINES)
+    # counting the lines reads the file once more: only worth it when a bar can be shown
+    want_bar = not args.no_progress and sys.stderr.isatty() and not from_stdin
+    total = _count_lines(args.steps) if want_bar else None
+    show = total is not None and total >= PROGRESS_MIN_LINES
+    try:
+        out: IO[str] = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    except OSError as exc:
+        print(f"prosfi check: cannot write {args.output}: {exc}", file=sys.stderr)
+        return 2
     try:
         verifier = Verifier(config)
     except ValueError as exc:  # e.g. an unknown backend name
@@ -172,7 +178,6 @@ def run(args: argparse.Namespace) -> int:
         return 2
     src: IO[str] = (sys.stdin if from_stdin
                     else open(args.steps, encoding="utf-8", errors="replace", newline=None))
-    out: IO[str] = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:
         with verifier:
             records = check_lines(src, verifier, args.chunk_size)

@@ -117,7 +117,11 @@ def _probe(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    return {"render": _render, "statement": _statement, "probe": _probe}[args.action](args)
+    try:
+        return {"render": _render, "statement": _statement, "probe": _probe}[args.action](args)
+    except (OSError, ValueError) as exc:  # unreadable or malformed input: a message, not a traceback
+        print(f"prosfi lean {args.action}: {exc}", file=sys.stderr)
+        return 2
 
 
 __all__ = ["add_arguments", "run"]
