@@ -160,3 +160,19 @@ def test_sanitiser_never_raises_and_accepted_text_has_no_commands(text):
     result = sanitize_proof(text, STATEMENT)
     if result.ok:
         assert "#" not in result.body and "sorry" not in result.body.lower() and "/-" not in result.body
+
+
+def test_root_qualified_names_do_not_bypass_the_denied_prefixes():
+    from prosfi.verify.lean.sanitize import sanitize_proof
+
+    assert not sanitize_proof("exact _root_.IO.Process.exit 0").ok
+    assert not sanitize_proof("exact _root_.Lean.ofReduceBool").ok
+
+
+@pytest.mark.parametrize("tactics", ["native_decide", "simp_all|decide +native", "sorry", "exact?"])
+def test_configured_step_tactics_go_through_the_sanitiser(tactics):
+    from prosfi.verify.lean.config import LeanConfig
+
+    with pytest.raises(ValueError, match="LeanConfig.tactics"):
+        LeanConfig(tactics=tactics)
+    assert LeanConfig(tactics="simp_all|aesop").tactics == ("simp_all", "aesop")

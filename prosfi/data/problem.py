@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 KINDS = ("true_false_uncertain", "assignment")
+DEFAULT_OPTIONS = {"A": "True", "B": "False", "C": "Uncertain"}  # ProverQA's options
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class Problem:
         """For true_false_uncertain: "True" / "False" / "Uncertain" (the option text of `answer`)."""
         if self.kind != "true_false_uncertain" or self.answer is None:
             return None
-        return self.options.get(self.answer, self.answer)
+        return (self.options or DEFAULT_OPTIONS).get(self.answer, self.answer)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Problem":

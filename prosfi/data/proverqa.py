@@ -12,12 +12,11 @@ import re
 from typing import Any
 
 from prosfi.data.fol import FOLSyntaxError, fol_to_lean
-from prosfi.data.problem import Premise, Problem
+from prosfi.data.problem import DEFAULT_OPTIONS, Premise, Problem
 
 PROVERQA_REPO = "opendatalab/ProverQA"
 SPLITS = {"easy": "dev/easy.json", "medium": "dev/medium.json", "hard": "dev/hard.json",
           "train": "train/provergen-5000.json"}
-DEFAULT_OPTIONS = {"A": "True", "B": "False", "C": "Uncertain"}
 _OPTION = re.compile(r"^\s*([A-Z])\s*[).:]\s*(.+?)\s*$")
 
 

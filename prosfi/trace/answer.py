@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from prosfi.data.problem import Problem
+from prosfi.data.problem import DEFAULT_OPTIONS, Problem
 
-DEFAULT_OPTIONS = {"A": "True", "B": "False", "C": "Uncertain"}
 _OPPOSITE_ROLE = {"knight": "knave", "knave": "knight"}
 _ATOM = re.compile(r"^\s*([^\W\d][\w']*)\s+([^\W\d][\w']*)\s*$")
 _CLAIM = re.compile(r"([^\W\d][\w'-]*)\s+is\s+(not\s+)?(?:an?\s+)?(knight|knave)s?\b", re.IGNORECASE)
@@ -54,16 +53,7 @@ def answer_correct(problem: Problem, parsed: ParsedAnswer) -> bool:
         gold = problem.assignment
         return bool(gold) and parsed.literals == {a: bool(gold.get(a)) for a in problem.atoms} and set(
             gold) == set(problem.atoms)
-    return parsed.label is not None and parsed.label == gold_label(problem)
-
-
-def gold_label(problem: Problem) -> str | None:
-    """The gold "True"/"False"/"Uncertain" (the answer letter looked up in the options, defaulting
-    to A/B/C when the problem lists none)."""
-    if problem.answer is None:
-        return None
-    options = problem.options or DEFAULT_OPTIONS
-    return str(options.get(problem.answer, problem.answer))
+    return parsed.label is not None and parsed.label == problem.answer_label
 
 
 # "Answer: (B) False", "B) False", "B. False", "(B)": a letter, optionally followed by its own option text
@@ -121,4 +111,4 @@ def _clip(s: str, n: int = 40) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-__all__ = ["DEFAULT_OPTIONS", "ParsedAnswer", "answer_correct", "gold_label", "parse_answer"]
+__all__ = ["ParsedAnswer", "answer_correct", "parse_answer"]

@@ -87,6 +87,12 @@ class LeanConfig:
         self.tactics = tuple(self.tactics)
         if not self.tactics:
             raise ValueError("LeanConfig.tactics: name at least one tactic (e.g. 'simp_all|aesop')")
+        from prosfi.verify.lean.sanitize import sanitize_proof
+
+        for tactic in self.tactics:  # a step's `valid` must not rest on native_decide, sorry, …
+            checked = sanitize_proof(tactic)
+            if not checked.ok:
+                raise ValueError(f"LeanConfig.tactics: {tactic!r} is refused: {checked.reason}")
         if self.workers < 1:
             raise ValueError(f"LeanConfig.workers must be >= 1, got {self.workers}")
         if self.timeout_s is not None and self.timeout_s <= 0:

@@ -133,8 +133,9 @@ def _denied(token: str) -> str:
     for part in DENIED_SUBSTRINGS:
         if part in low:
             return f"{bare!r} is not allowed in a proof (contains {part!r})"
+    rooted = bare.removeprefix("_root_.")  # `_root_.IO.Process.exit` names the same thing
     for prefix in DENIED_PREFIXES:
-        if bare.startswith(prefix) or bare == prefix.rstrip("."):
+        if rooted.startswith(prefix) or rooted == prefix.rstrip("."):
             return f"{bare!r} is not allowed in a proof"
     for piece in bare.split("."):  # `Foo.sorryAx`, `x.axiom`
         if piece in DENIED_WORDS:
