@@ -22,9 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("completions", help='completions JSONL: {"problem_id": ..., "completion": ...} per line')
     parser.add_argument("--reward", choices=REWARD_MODES, default="prosfi", help="reward mode (default: prosfi)")
     parser.add_argument("-o", "--output", default="-", help="output JSONL (default: stdout)")
-    parser.add_argument("--backends", default="z3,prover9", help="verifier backends in cascade order")
-    parser.add_argument("--timeout-ms", type=int, default=2000, help="time limit per check and backend")
-    parser.add_argument("--workers", type=int, default=None, help="verifier worker processes (default: cores)")
+    from prosfi.verify.cli import add_verifier_arguments
+
+    add_verifier_arguments(parser)  # used by the modes prosfi and step_fraction
     parser.add_argument("--batch-size", type=int, default=512, help="completions scored per verifier pass")
     parser.add_argument("--audit", default=None, help="also append audit records to this JSONL file")
     parser.add_argument("--max-dependencies", type=int, default=None, help="chain guard (default 4)")
@@ -57,14 +57,11 @@ def run(args: argparse.Namespace) -> int:
     with ExitStack() as stack:
         verifier = None
         if args.reward in ("prosfi", "step_fraction"):
-            from prosfi.verify.config import VerifierConfig
+            from prosfi.verify.cli import verifier_config
             from prosfi.verify.verifier import Verifier
 
-            vc = {"backends": args.backends, "timeout_ms": args.timeout_ms}
-            if args.workers is not None:
-                vc["workers"] = args.workers
             try:
-                verifier = stack.enter_context(Verifier(VerifierConfig(**vc)))
+                verifier = stack.enter_context(Verifier(verifier_config(args)))
             except ValueError as exc:  # a backend that cannot run here, a bad setting
                 print(f"prosfi score: {exc}", file=sys.stderr)
                 return 2

@@ -27,9 +27,17 @@ _ID_RE = re.compile(r'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    defaults = VerifierConfig(workers=1)
     parser.add_argument("steps", help="input JSONL of step checks ('-' reads stdin)")
     parser.add_argument("-o", "--output", help="output JSONL (default: stdout)")
+    add_verifier_arguments(parser)
+    parser.add_argument("--chunk-size", type=int, default=4096,
+                        help="lines verified per batch; bounds memory (default: %(default)s)")
+    parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+
+
+def add_verifier_arguments(parser: argparse.ArgumentParser) -> None:
+    """The verifier's flags, shared by `prosfi check` and `prosfi score` (see `verifier_config`)."""
+    defaults = VerifierConfig(workers=1)
     parser.add_argument("--backends", default=",".join(defaults.backends),
                         help="comma-separated cascade order of z3, prover9, lean, lean_dojo or module:Class "
                         "(default: %(default)s). A listed backend that cannot run here is an error; "
@@ -39,8 +47,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="time limit per check and backend (default: %(default)s)")
     parser.add_argument("--workers", type=int, default=None,
                         help="worker processes (default: the available cores; 0 = in-process)")
-    parser.add_argument("--chunk-size", type=int, default=4096,
-                        help="lines verified per batch; bounds memory (default: %(default)s)")
     parser.add_argument("--no-truth-table", action="store_true",
                         help="send every check to the backends in their order; by default exact truth "
                         "tables in this process answer what they can (ground K&K steps, countermodels over "
@@ -58,7 +64,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     lean.add_argument("--lean-repl-command", default=None,
                       help="command that starts one REPL, run in the project folder, so give absolute paths "
                       "(default: the built REPL binary through `lake env`)")
-    parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
 
 def _error_line(detail: str, raw: str | None = None, obj: Any = None) -> tuple[Any, Verdict]:
@@ -139,22 +144,27 @@ def lean_config(args: argparse.Namespace) -> LeanConfig | None:
     return LeanConfig(**given) if given else None
 
 
+def verifier_config(args: argparse.Namespace) -> VerifierConfig:
+    """The VerifierConfig of `add_verifier_arguments`' flags; ValueError names a bad one."""
+    overrides: dict[str, Any] = {"backends": args.backends, "timeout_ms": args.timeout_ms}
+    if args.workers is not None:
+        overrides["workers"] = args.workers
+    if args.no_truth_table:
+        overrides["truth_table"] = False
+    lean = lean_config(args)
+    if lean is not None:
+        overrides["lean"] = lean
+    return VerifierConfig(**overrides)
+
+
 def run(args: argparse.Namespace) -> int:
     from prosfi.verify.verifier import Verifier
 
     if args.chunk_size <= 0:
         print("prosfi check: --chunk-size must be > 0", file=sys.stderr)
         return 2
-    overrides: dict[str, Any] = {"backends": args.backends, "timeout_ms": args.timeout_ms}
-    if args.workers is not None:
-        overrides["workers"] = args.workers
-    if args.no_truth_table:
-        overrides["truth_table"] = False
     try:
-        lean = lean_config(args)
-        if lean is not None:
-            overrides["lean"] = lean
-        config = VerifierConfig(**overrides)
+        config = verifier_config(args)
     except ValueError as exc:
         print(f"prosfi check: {exc}", file=sys.stderr)
         return 2
