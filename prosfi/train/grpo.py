@@ -68,11 +68,9 @@ def make_rewards(script: Any, training: Any, verifier: Any) -> list:
 
 
 def _init_kwargs(model_args: Any, training: Any) -> dict[str, Any]:
-    kwargs = {"revision": model_args.model_revision, "dtype": model_args.dtype}
-    if model_args.attn_implementation:
-        kwargs["attn_implementation"] = model_args.attn_implementation
-    kwargs.update(training.model_init_kwargs or {})
-    return kwargs
+    from prosfi.train.sft import model_init_kwargs
+
+    return {**model_init_kwargs(model_args), **(training.model_init_kwargs or {})}
 
 
 def _close(objects: list) -> None:

@@ -64,7 +64,7 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
     problems = sft_problems(script)
     dataset = sft_dataset(problems, verifier=verifier, system_prompt=script.system_prompt, few_shot=script.few_shot)
     args = sft_config(script, training)
-    args.model_init_kwargs = _model_init_kwargs(model_args)
+    args.model_init_kwargs = model_init_kwargs(model_args)
     trainer = SFTTrainer(
         model=model_path,
         args=args,
@@ -112,7 +112,8 @@ def disjoint(sft_problems: list, grpo_problems: list) -> list:
     return [p for p in sft_problems if _content_key(p) not in seen]
 
 
-def _model_init_kwargs(model_args: Any) -> dict[str, Any]:
+def model_init_kwargs(model_args: Any) -> dict[str, Any]:
+    """`from_pretrained` keywords from ModelConfig, shared by the SFT and GRPO stages."""
     kwargs = {"revision": model_args.model_revision, "dtype": model_args.dtype}
     if model_args.attn_implementation:
         kwargs["attn_implementation"] = model_args.attn_implementation
