@@ -15,7 +15,7 @@ import itertools
 from dataclasses import replace
 from typing import Any
 
-from prosfi.data.kk_proof import Worlds
+from prosfi.data.kk_proof import SEARCH_SECONDS, SearchBudget, Worlds, deadline_checker
 from prosfi.data.problem import Problem
 from prosfi.logic import ast
 
@@ -120,6 +120,7 @@ class _Chainer:
         self.steps: list[dict[str, Any]] = []
         self.instances = []  # (premise id, atoms, Worlds, mask)
         self.ground: dict[int, Any] = {}  # instance index -> its ground formula
+        self.tick = deadline_checker(SEARCH_SECONDS)
         for pid, f in self.premises:
             if isinstance(f, ast.Pred) and _ground(f):
                 self.known.setdefault(_key(f), (True, pid))
@@ -128,6 +129,7 @@ class _Chainer:
                 self.known.setdefault(_key(f.body), (False, pid))
                 continue
             for g in _instances(f, self.constants):
+                self.tick()
                 atoms = _atoms(g, [])
                 if 0 < len(atoms) <= MAX_ATOMS:
                     w = Worlds(atoms)
@@ -167,6 +169,7 @@ class _Chainer:
         while progress and len(self.steps) < 400:
             progress = False
             for inst in self.instances:
+                self.tick()
                 if self._force(*inst):
                     progress = True
                     if stop_atom is not None and stop_atom in self.known:
@@ -189,7 +192,15 @@ def _closure(steps: list[dict], finals: list[str]) -> list[dict]:
 
 def derive_label(problem: Problem, max_steps: int = 64) -> list[dict[str, Any]] | None:
     """Steps establishing the problem's label (goal, ¬ goal, or a verified chain for Uncertain),
-    or None when the goal is not a ground literal or forward chaining disagrees with the label."""
+    or None when the goal is not a ground literal, forward chaining disagrees with the label, or the
+    search runs past its budget (`kk_proof.SEARCH_SECONDS`)."""
+    try:
+        return _derive_label(problem, max_steps)
+    except SearchBudget:
+        return None
+
+
+def _derive_label(problem: Problem, max_steps: int) -> list[dict[str, Any]] | None:
     ch = _Chainer(problem)
     goal = ch.goal
     negated = isinstance(goal, ast.Not)

@@ -10,15 +10,37 @@ propagate lemmas `A → m`, each from one premise plus at most three earlier lem
 two lemmas contradict (`A → m`, `A → ¬ m` give L). Literals that follow directly from premises
 and facts are taken first. Every conclusion is new (no repeats, up to equivalence), not a
 tautology and not a restatement of what it cites.
+
+The search runs under a wall-clock budget (`SEARCH_SECONDS` per problem, shared with
+`fol_proof`): a problem that exhausts it gets no gold trace (like one the search cannot solve),
+so a hostile or huge input never hangs `prosfi data gold` or a training run's data preparation.
 """
 
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass
 from typing import Sequence
 
 from prosfi.logic import ast
+
+
+SEARCH_SECONDS = 10.0
+
+
+class SearchBudget(Exception):
+    """The gold-trace search ran past its budget: no trace for this problem."""
+
+
+def deadline_checker(seconds: float):
+    """A callable that raises SearchBudget once `seconds` have passed since it was made."""
+    end = time.monotonic() + seconds
+
+    def check() -> None:
+        if time.monotonic() > end:
+            raise SearchBudget
+    return check
 
 
 @dataclass(frozen=True)
@@ -98,6 +120,7 @@ class _Search:
         self.facts: dict[str, tuple[str, int]] = {}  # atom -> (step id, mask)
         self.steps: list[ProofStep] = []
         self._keys = 0
+        self.tick = deadline_checker(SEARCH_SECONDS)
         self.seen = {self.key(t) for t in premises.values()}  # conclusions must be new (as text)
 
     def _mentions(self, f) -> frozenset[str]:
@@ -193,6 +216,7 @@ class _Search:
         """Plan steps ending in `ctx → (atom = value)`: assume the opposite, propagate lemmas
         `ctx ∧ ¬goal → m` until they contradict; when propagation stalls and `splits` allows,
         split on another atom and refute both branches. Returns (key, deps, text, mask) items."""
+        self.tick()
         inner = ctx + ((atom, not value),)
         cmask = self._conj_mask(inner)
         lemmas = dict(lemmas)
@@ -296,4 +320,7 @@ class _Search:
 def derive_assignment(premises: dict[str, str], atoms: Sequence[str], assignment: dict[str, bool],
                       max_deps: int = 4) -> list[ProofStep] | None:
     """Steps concluding every gold literal (`Knight x` / `¬ Knight x`), or None if none found."""
-    return _Search(premises, atoms, assignment, max_deps).run()
+    try:
+        return _Search(premises, atoms, assignment, max_deps).run()
+    except SearchBudget:
+        return None

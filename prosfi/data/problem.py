@@ -190,17 +190,22 @@ def read_problems(path: str | Path, validate: bool = False) -> Iterator[Problem]
 
     With `validate=True` each problem is also checked with `Problem.validate` (formulas parse, …).
     """
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
+    from prosfi.jsonl import loads, read_lines
+
+    with open(path, "rb") as fh:
+        for lineno, line, bad_bytes in read_lines(fh):
+            if bad_bytes:
+                raise ValueError(f"{path}:{lineno}: {bad_bytes}")
             if not line.strip():
                 continue
+            data, why = loads(line)
+            if why is not None:
+                raise ValueError(f"{path}:{lineno}: not valid JSON: {why}")
             try:
-                problem = Problem.from_dict(json.loads(line))
+                problem = Problem.from_dict(data)
                 if validate:
                     problem.validate()
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{lineno}: not valid JSON: {exc}") from None
-            except ValueError as exc:
+            except (ValueError, TypeError, RecursionError) as exc:
                 raise ValueError(f"{path}:{lineno}: {exc}") from None
             yield problem
 

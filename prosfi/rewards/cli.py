@@ -1,19 +1,21 @@
 """`prosfi score PROBLEMS.jsonl COMPLETIONS.jsonl [--reward MODE] [-o OUT.jsonl]`.
 
-One output line per completion line, in order (DESIGN.md "Scoring"). A line we cannot use (bad
-JSON, unknown `problem_id`, no `completion`) gets an output line with a reason and a null reward:
-the command never stops on a completion. A problems file that does not load is a usage error.
+One output line per completion line, in order, blank lines included. A line we cannot use (bad
+JSON, bytes that are not UTF-8, unknown `problem_id`, no `completion`) gets an output line with a
+reason and a null reward: the command never stops on a completion. Lines end at `\n` only
+(`prosfi.jsonl`). A problems file that does not load is a usage error. With `-o`, a one-line
+summary goes to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Iterator
+import time
 from contextlib import ExitStack
 from typing import IO
 
+from prosfi import jsonl
 from prosfi.rewards.config import REWARD_MODES
 
 
@@ -29,13 +31,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--audit", default=None, help="also append audit records to this JSONL file")
     parser.add_argument("--max-dependencies", type=int, default=None, help="chain guard (default 4)")
     parser.add_argument("--max-steps", type=int, default=None, help="chain guard (default 64)")
-
-
-def _lines(path: str) -> Iterator[tuple[int, str]]:
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if line.strip():
-                yield lineno, line
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,14 +61,26 @@ def run(args: argparse.Namespace) -> int:
                 print(f"prosfi score: {exc}", file=sys.stderr)
                 return 2
         try:
+            src = jsonl.open_lines(args.completions)
+            if src is not sys.stdin.buffer:
+                stack.enter_context(src)
+        except OSError as exc:
+            print(f"prosfi score: cannot read completions {args.completions}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return 2
+        try:
             out: IO[str] = sys.stdout if args.output == "-" else stack.enter_context(
                 open(args.output, "w", encoding="utf-8"))
         except OSError as exc:
-            print(f"prosfi score: cannot write {args.output}: {exc}", file=sys.stderr)
+            print(f"prosfi score: cannot write {args.output}: {exc.strerror or exc} "
+                  "(is the path right and does its folder exist?)", file=sys.stderr)
             return 2
         audit = stack.enter_context(AuditLog(args.audit)) if args.audit else None
 
         batch: list[tuple[str | None, dict | None, str]] = []  # (problem_id, error record, text)
+        rewards: list[float] = []
+        lines_read = 0
+        started = time.perf_counter()
 
         def flush() -> None:
             todo = [(i, pid, text) for i, (pid, err, text) in enumerate(batch) if err is None]
@@ -82,23 +89,35 @@ def run(args: argparse.Namespace) -> int:
             by_index = {i: r for (i, _, _), r in zip(todo, scored)}
             for i, (pid, err, _) in enumerate(batch):
                 rec = err if err is not None else by_index[i].to_json()
-                out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                if rec.get("reward") is not None:
+                    rewards.append(rec["reward"])
+                out.write(jsonl.dumps(rec) + "\n")
             if audit is not None and scored:
                 audit.write(scored, [t for _, _, t in todo])
             out.flush()
             batch.clear()
 
         try:
-            lines = _lines(args.completions)
-            for lineno, line in lines:
-                pid, err, text = _read_completion(line, lineno, problems, args.reward, ScoreResult)
-                batch.append((pid, err, text))
+            for lineno, line, bad_bytes in jsonl.read_lines(src):
+                lines_read += 1
+                if bad_bytes:
+                    err = ScoreResult(None, args.reward, None, reason=f"line {lineno}: {bad_bytes}").to_json()
+                    batch.append((None, err, ""))
+                else:
+                    batch.append(_read_completion(line, lineno, problems, args.reward, ScoreResult))
                 if len(batch) >= args.batch_size:
                     flush()
         except OSError as exc:
             print(f"prosfi score: cannot read completions: {exc}", file=sys.stderr)
             return 2
         flush()
+    if lines_read == 0:
+        print(f"prosfi score: {args.completions} is empty: no completions to score", file=sys.stderr)
+    elif args.output != "-":
+        mean = f"mean reward {sum(rewards) / len(rewards):.3f}" if rewards else "no reward"
+        print(f"prosfi score: {lines_read} line(s) -> {args.output}: {len(rewards)} scored, {mean}, "
+              f"{lines_read - len(rewards)} with a reason only ({time.perf_counter() - started:.1f} s)",
+              file=sys.stderr)
     return 0
 
 
@@ -106,10 +125,11 @@ def _read_completion(line: str, lineno: int, problems: dict, mode: str, ScoreRes
     def bad(pid, reason: str):
         return pid, ScoreResult(pid, mode, None, reason=f"line {lineno}: {reason}").to_json(), ""
 
-    try:
-        rec = json.loads(line)
-    except json.JSONDecodeError as exc:
-        return bad(None, f"not JSON: {exc.msg}")
+    if not line.strip():
+        return bad(None, "empty line")
+    rec, why = jsonl.loads(line)
+    if why is not None:
+        return bad(None, f"not JSON: {why}")
     if not isinstance(rec, dict):
         return bad(None, "not a JSON object")
     pid = rec.get("problem_id")

@@ -7,7 +7,7 @@ shape: a schema error makes the completion a format failure with a reason.
 
 from __future__ import annotations
 
-import json
+from prosfi.jsonl import loads
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,11 +50,9 @@ class ParsedTrace:
 def parse_steps(text: str, premise_ids: Iterable[str] = ()) -> tuple[tuple[Step, ...], list[str]]:
     """Steps from the inner text of `<steps>` (code fence tolerated), plus schema errors."""
     body = strip_fence(text)
-    try:
-        data = json.loads(body)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-        return (), [f"steps are not valid JSON: {msg}"]
+    data, why = loads(body)  # never raises: deep nesting, 5,000-digit integers, NaN are reasons
+    if why is not None:
+        return (), [f"steps are not valid JSON: {why}"]
     if not isinstance(data, list):
         return (), [f"steps must be a JSON array, not {type(data).__name__}"]
     premises = set(premise_ids)

@@ -4,8 +4,9 @@ Input line:  {"id": …, "premises": {"h1": "<formula>", …}, "conclusion": "<f
 Output line: {"id": …, "verdict": "valid|invalid|unknown|error", "backend": …, "ms": …, "detail": …}
 
 Every input line yields exactly one output line, in order: a line that is not JSON, not an
-object, or lacks a field yields an `error` line (with its `id` when one can be read). The file
-is read in chunks, so memory stays bounded however long it is.
+object, or lacks a field yields an `error` line (with its `id` when one can be read). Lines end
+at `\n` only (`prosfi.jsonl`). The file is read in chunks, so memory stays bounded however long
+it is. With `-o`, a one-line summary goes to stderr.
 """
 
 from __future__ import annotations
@@ -16,14 +17,17 @@ import json
 import os
 import re
 import sys
+import time
+from collections import Counter
 from typing import IO, Any, Iterable, Iterator
 
+from prosfi import jsonl
 from prosfi.verify.config import VerifierConfig
 from prosfi.verify.lean.config import PROJECT_ENV, LeanConfig
 from prosfi.verify.verdict import Entailment, Verdict, error
 
 PROGRESS_MIN_LINES = 1000
-_ID_RE = re.compile(r'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
+_ID_RE = re.compile(r'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d{1,100})(?=\s*[,}])')
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,10 +87,9 @@ def read_line(line: str) -> tuple[Any, Entailment | Verdict]:
     text = line.strip()
     if not text:
         return None, error("empty line")
-    try:
-        obj = json.loads(text)
-    except ValueError as exc:
-        return _error_line(f"not valid JSON: {exc}", raw=text)
+    obj, why = jsonl.loads(text)
+    if why is not None:
+        return _error_line(f"not valid JSON: {why}", raw=text)
     if not isinstance(obj, dict):
         return None, error(f"a step check must be a JSON object, not {type(obj).__name__}")
     missing = [k for k in ("premises", "conclusion") if k not in obj]
@@ -179,30 +182,44 @@ def run(args: argparse.Namespace) -> int:
     try:
         out: IO[str] = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     except OSError as exc:
-        print(f"prosfi check: cannot write {args.output}: {exc}", file=sys.stderr)
+        print(f"prosfi check: cannot write {args.output}: {exc.strerror or exc} "
+              "(is the path right and does its folder exist?)", file=sys.stderr)
         return 2
     try:
         verifier = Verifier(config)
     except ValueError as exc:  # e.g. an unknown backend name
         print(f"prosfi check: {exc}", file=sys.stderr)
         return 2
-    src: IO[str] = (sys.stdin if from_stdin
-                    else open(args.steps, encoding="utf-8", errors="replace", newline=None))
+    started = time.perf_counter()
+    counts: Counter = Counter()
+    try:
+        src = jsonl.open_lines(args.steps)
+    except OSError as exc:
+        print(f"prosfi check: cannot read {args.steps}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     try:
         with verifier:
-            records = check_lines(src, verifier, args.chunk_size)
+            records = check_lines((text for _, text, _ in jsonl.read_lines(src)), verifier, args.chunk_size)
             if show:
                 from tqdm import tqdm
 
                 records = tqdm(records, total=total, unit="step", file=sys.stderr, desc="prosfi check")
             for record in records:
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                counts[record["verdict"]] += 1
+                out.write(jsonl.dumps(record) + "\n")
             out.flush()
     finally:
-        if src is not sys.stdin:
+        if not from_stdin:
             src.close()
         if out is not sys.stdout:
             out.close()
+    n = sum(counts.values())
+    if n == 0:
+        print(f"prosfi check: {args.steps} is empty: no lines to check", file=sys.stderr)
+    elif args.output:
+        tally = ", ".join(f"{counts[k]} {k}" for k in ("valid", "invalid", "unknown", "error") if counts[k])
+        print(f"prosfi check: {n} line(s) -> {args.output}: {tally} ({time.perf_counter() - started:.1f} s)",
+              file=sys.stderr)
     return 0
 
 

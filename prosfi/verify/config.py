@@ -80,6 +80,16 @@ class VerifierConfig:
         metadata={"help": "Checks with more possible atoms than this (predicates × domain^arity) skip "
                   "the truth table (the universal-instance path also stops past 4,096 ground instances)."},
     )
+    truth_table_max_nodes: int = field(
+        default=100_000,
+        metadata={"help": "Budget of the truth table per check: formula nodes evaluated (nested "
+                  "quantifiers multiply them). Past it the check goes to the backends, whose timeouts bound it."},
+    )
+    truth_table_max_ms: float = field(
+        default=250.0,
+        metadata={"help": "Wall-clock backstop of the truth table per check in milliseconds; past it the "
+                  "check goes to the backends."},
+    )
     prover9_max_seconds: int = field(
         default=2,
         metadata={"help": "Prover9's own search limit, assign(max_seconds, n); never more than timeout_ms."},
@@ -132,6 +142,8 @@ class VerifierConfig:
         if not 0 <= self.truth_table_max_atoms <= 20:
             raise ValueError(
                 f"VerifierConfig.truth_table_max_atoms must be in 0..20, got {self.truth_table_max_atoms}")
+        if self.truth_table_max_nodes <= 0 or self.truth_table_max_ms <= 0:
+            raise ValueError("VerifierConfig.truth_table_max_nodes and truth_table_max_ms must be > 0")
         if self.batch_size <= 0:
             raise ValueError(f"VerifierConfig.batch_size must be > 0, got {self.batch_size}")
 

@@ -34,6 +34,11 @@ premise used, and no function symbols anywhere:
 
 Anything else with no countermodel on this domain (and anything with function symbols, or too
 many atoms, or more than `MAX_INSTANCES` ground instances) is left to the provers.
+
+**Budget.** Evaluation is exponential in the nesting of quantifiers (`∀ x0 … x39, P x0` over two
+constants is 2^40 evaluations of its body), so it runs under a budget: at most `max_nodes`
+formula nodes evaluated and `max_ms` of wall clock (checked every 1,024 nodes). A check that
+runs out answers nothing here and goes to the provers, whose process-level timeouts bound it.
 """
 
 from __future__ import annotations
@@ -109,8 +114,20 @@ def _columns(n: int) -> tuple[tuple[int, ...], int]:
     return tuple(cols), full
 
 
+class OverBudget(Exception):
+    """The table ran out of nodes or time: the check goes to the provers."""
+
+
+# Defaults of `decide`'s budget (VerifierConfig.truth_table_max_nodes / truth_table_max_ms).
+MAX_NODES = 100_000
+MAX_MS = 250.0
+
+
 class _Table:
-    def __init__(self, constants: list[str], n_atoms: int):
+    def __init__(self, constants: list[str], n_atoms: int, max_nodes: int = MAX_NODES,
+                 max_ms: float = MAX_MS):
+        self.left = max(1, max_nodes)
+        self.deadline = time.perf_counter() + max_ms / 1000.0
         self.constants = {c: k for k, c in enumerate(constants)}
         self.size = max(1, len(constants))
         self.cols, self.full = _columns(n_atoms)
@@ -120,6 +137,9 @@ class _Table:
         return env[t.name] if type(t) is Var else self.constants[t.name]
 
     def eval(self, f: Formula, env: dict) -> int:
+        self.left -= 1
+        if not self.left & 1023 and (self.left <= 0 or time.perf_counter() > self.deadline):
+            raise OverBudget
         kind = type(f)
         if kind is Pred:
             consts = self.constants
@@ -212,11 +232,12 @@ def _universal_block(f: Formula) -> int | None:
 
 
 def decide(premises: Sequence[Formula], conclusion: Formula, signature: "Signature",
-           max_atoms: int = 16) -> Verdict | None:
+           max_atoms: int = 16, max_nodes: int = MAX_NODES, max_ms: float = MAX_MS) -> Verdict | None:
     """`invalid` with a countermodel (over all premises); `valid` for a ground equality-free
     check whose table has none, or for a ground equality-free conclusion that the ground
     instances of the universal premises entail propositionally (module docstring); else None
-    (leave it to the provers)."""
+    (leave it to the provers), also when the budget (`max_nodes` evaluated nodes, `max_ms`)
+    runs out."""
     start = time.perf_counter()
     symbols = signature.key  # sorted Symbol tuples: cheaper than the Mapping interface
     if any(s.role == "func" for s in symbols):  # function symbols: no finite Herbrand domain
@@ -227,7 +248,7 @@ def decide(premises: Sequence[Formula], conclusion: Formula, signature: "Signatu
     if n_atoms > max_atoms:
         return None
     quantified, equality = _shape([*premises, conclusion])
-    table = _Table(constants, n_atoms)
+    table = _Table(constants, n_atoms, max_nodes, max_ms)
     values: list[int] = []  # the premises' columns, as far as the countermodel search got
     try:
         rows = table.full
@@ -239,7 +260,7 @@ def decide(premises: Sequence[Formula], conclusion: Formula, signature: "Signatu
                 break
         falsified = table.full ^ table.eval(conclusion, {})
         bad = rows & falsified
-    except RecursionError:  # pathological nesting: let a prover try
+    except (RecursionError, OverBudget):  # pathological nesting or size: let a prover try
         return None
     if bad:
         ms = (time.perf_counter() - start) * 1000.0
@@ -268,7 +289,7 @@ def decide(premises: Sequence[Formula], conclusion: Formula, signature: "Signatu
             rows &= values[i] if i < len(values) else table.eval(premises[i], {})
             if not rows & falsified:
                 break
-    except RecursionError:  # pragma: no cover - the search above evaluated deeper formulas
+    except (RecursionError, OverBudget):  # only premises the search above did not reach
         return None
     if rows & falsified:
         return None  # NOT a countermodel: dropped premises may exclude every such row
@@ -280,4 +301,4 @@ def decide(premises: Sequence[Formula], conclusion: Formula, signature: "Signatu
                    + (f" ({dropped} premise(s) of another shape not used)" if dropped else ""))
 
 
-__all__ = ["decide", "MAX_INSTANCES", "NAME"]
+__all__ = ["decide", "MAX_INSTANCES", "MAX_MS", "MAX_NODES", "NAME", "OverBudget"]

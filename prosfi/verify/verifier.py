@@ -40,6 +40,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger(__name__)
 
+# What one check may take beyond its backends' limits on a started verifier: parsing (bounded by
+# max_formula_chars), signature and cache work, the truth table's own budget aside, and the pool's
+# messaging. `Verifier.response_bound_ms()` adds it up; the hostile-input tests hold every check to it.
+RESPONSE_MARGIN_MS = 2000.0
+
 
 class _Parsed(NamedTuple):
     formula: Any
@@ -129,6 +134,22 @@ class Verifier:
         """The worker pool (started on first use); None when workers == 0 or nothing runs in workers."""
         return self._resources.get("pool")
 
+    def response_bound_ms(self) -> float:
+        """The documented wall-clock bound on one check (`check([e])`) once the workers have started:
+        the worker backends' hard limit, plus each parent backend's own limit (Lean's timeout_s),
+        plus the truth table's budget, plus RESPONSE_MARGIN_MS. Whatever the input."""
+        bound = RESPONSE_MARGIN_MS
+        if self._worker_specs:
+            bound += self._hard_limit_ms
+        if any(not s.in_worker for s in self.specs):
+            from prosfi.verify.lean.config import LeanConfig
+
+            lean_s = (self.config.lean or LeanConfig()).timeout_s
+            bound += lean_s * 1000.0 if lean_s is not None else self.config.timeout_ms
+        if self.config.truth_table:
+            bound += self.config.truth_table_max_ms
+        return bound
+
     # ------------------------------------------------------------------ API
     def check(self, entailment: Entailment) -> Verdict:
         return self.check_many([entailment])[0]
@@ -186,7 +207,8 @@ class Verifier:
                     continue
                 if self.config.truth_table:
                     decided = ground.decide([f for _, f in checked[1].premises], checked[1].conclusion,
-                                            checked[0], self.config.truth_table_max_atoms)
+                                            checked[0], self.config.truth_table_max_atoms,
+                                            self.config.truth_table_max_nodes, self.config.truth_table_max_ms)
                     if decided is not None:
                         cache.put(key, decided)
                         verdicts[i] = _answered(decided, t0)
