@@ -110,10 +110,25 @@ def _say(msg: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
+
+    output = getattr(args, "output", None)
+    if output and output != "-":  # before minutes of work, not after
+        folder = os.path.dirname(output) or "."
+        if not os.path.isdir(folder):
+            _say(f"prosfi data {args.data_command}: cannot write {output}: no folder {folder} (create it first)")
+            return 2
     try:
         return _COMMANDS[args.data_command](args)
     except ValueError as exc:
         _say(f"prosfi data {args.data_command}: {exc}")
+        return 2
+    except BrokenPipeError:  # `prosfi data kk -o - | head`: prosfi.cli exits quietly
+        raise
+    except OSError as exc:  # a missing input, an output folder that does not exist: say which
+        what = f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc)
+        hint = " (check the path)" if isinstance(exc, FileNotFoundError) else ""
+        _say(f"prosfi data {args.data_command}: {what}{hint}")
         return 2
 
 

@@ -19,7 +19,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from prosfi.train.tiny import TinyModelConfig, build_tiny_model
 
-    config = TinyModelConfig(**{f.name: getattr(args, f.name) for f in dataclasses.fields(TinyModelConfig)})
-    out = build_tiny_model(args.out, config)
+    import sys
+    from pathlib import Path
+
+    try:
+        config = TinyModelConfig(**{f.name: getattr(args, f.name) for f in dataclasses.fields(TinyModelConfig)})
+    except ValueError as exc:
+        print(f"prosfi model tiny: {exc}", file=sys.stderr)
+        return 2
+    target = Path(args.out)
+    if target.exists() and not target.is_dir():
+        print(f"prosfi model tiny: --out {args.out} is a file; give a folder to create or reuse", file=sys.stderr)
+        return 2
+    try:  # before the tokenizer is trained: a bad path costs nothing
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"prosfi model tiny: cannot create --out {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    try:
+        out = build_tiny_model(args.out, config)
+    except OSError as exc:
+        print(f"prosfi model tiny: cannot write the model to {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     print(f"tiny model saved to {out} (load with AutoModelForCausalLM.from_pretrained({str(out)!r}))")
     return 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from pathlib import Path
 
 USAGE = """prosfi train RECIPE.yaml [--key value ...] [--dry-run]
 
@@ -35,15 +34,14 @@ def split_argv(argv: list[str]) -> tuple[str | None, list[str]]:
 
 def print_keys(recipe: str | None) -> None:
     """Every key with its help; defaults shown are the recipe's values where it sets them."""
-    import yaml
-
-    from prosfi.train.recipe import _dests, flatten, make_parser
+    from prosfi.train.recipe import _dests, flatten, load_yaml, make_parser
 
     parser = make_parser()
     parser.prog = "prosfi train" + (f" {recipe}" if recipe else "")
     if recipe:
         known = _dests(parser)
-        config = flatten(yaml.safe_load(Path(recipe).read_text()) or {}, known, recipe)
+        loaded = load_yaml(recipe)
+        config = flatten(loaded if isinstance(loaded, dict) else {}, known, recipe)
         parser.set_defaults_with_config(**{k: v for k, v in config.items() if k in known})
     parser.print_help()
 
@@ -60,16 +58,20 @@ def run(args: argparse.Namespace, sft_only: bool = False) -> int:
     # run; the user cannot act on it.
     warnings.filterwarnings("ignore", message="`gradient_checkpointing` is deprecated", category=FutureWarning)
     warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
-    if "--help" in overrides or "-h" in overrides:
-        print_keys(recipe)
-        return 0
+    from prosfi.train.preflight import preflight
+
     try:
+        if "--help" in overrides or "-h" in overrides:
+            print_keys(recipe)
+            return 0
         resolved = resolve(recipe, overrides)
+        data = preflight(resolved, sft_only=sft_only)
     except RecipeError as e:
         print(f"prosfi {name}: error: {e}", file=sys.stderr)
         return 2
     if resolved.script.dry_run:
         print(resolved.to_yaml(), end="")
+        print(f"# {data}")
         return 0
     from prosfi.train.grpo import SetupError
     from prosfi.train.grpo import run as run_recipe
@@ -79,4 +81,19 @@ def run(args: argparse.Namespace, sft_only: bool = False) -> int:
     except SetupError as e:
         print(f"prosfi {name}: error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:
+        if not _is_model_load_error(e, resolved.model.model_name_or_path):
+            raise
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        print(f"prosfi {name}: error: cannot load model_name_or_path {resolved.model.model_name_or_path!r}: "
+              f"{first[:300]}. Give a local model folder or a hub id this machine can reach "
+              "(HF_HUB_OFFLINE=1 needs it in the cache).", file=sys.stderr)
+        return 2
     return 0
+
+
+def _is_model_load_error(exc: OSError, model: str) -> bool:
+    """transformers' OSError for a model it cannot find or fetch (not a disk error mid-run)."""
+    text = str(exc)
+    return bool(model) and model in text or "not a valid model identifier" in text or \
+        "does not appear to have a file named" in text

@@ -195,6 +195,23 @@ def _has_bf16_device() -> bool:
     return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
 
 
+def load_yaml(recipe_path: str) -> Any:
+    """The recipe's YAML, or RecipeError in one line (missing file, syntax error with its place)."""
+    import yaml
+
+    try:
+        return yaml.safe_load(Path(recipe_path).read_text(encoding="utf-8"))
+    except FileNotFoundError as e:
+        raise RecipeError(f"recipe not found: {recipe_path}") from e
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        what = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise RecipeError(f"recipe {recipe_path} is not valid YAML{where}: {what}") from e
+    except (OSError, UnicodeDecodeError) as e:
+        raise RecipeError(f"cannot read recipe {recipe_path}: {getattr(e, 'strerror', None) or e}") from e
+
+
 def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = False) -> ResolvedRecipe:
     """Parse a recipe and overrides into the three argument dataclasses, or raise RecipeError."""
     import yaml
@@ -203,10 +220,7 @@ def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = Fa
     known = _dests(parser)
     config: dict[str, Any] = {}
     if recipe_path:
-        try:
-            loaded = yaml.safe_load(Path(recipe_path).read_text())
-        except FileNotFoundError as e:
-            raise RecipeError(f"recipe not found: {recipe_path}") from e
+        loaded = load_yaml(recipe_path)
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):

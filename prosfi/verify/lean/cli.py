@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Iterator
@@ -34,16 +33,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     probe.add_argument("--timeout", type=float, default=60.0, help="seconds per check")
 
 
-def _records(path: str) -> Iterator[dict]:
-    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+def _records(path: str) -> Iterator[tuple[str, dict | str]]:
+    """(where, record) per step check, or (where, why) for one that is not a JSON object: a bad
+    line is reported by number and the rest of the file still renders."""
+    from prosfi.jsonl import loads
+
+    raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    text = raw.decode("utf-8", errors="replace")
     stripped = text.strip()
     if stripped.startswith("[") or (stripped.startswith("{") and "\n{" not in stripped):
-        data = json.loads(stripped)
-        yield from data if isinstance(data, list) else [data]
+        data, why = loads(stripped)
+        if why is not None:
+            yield f"{path}", f"not valid JSON: {why}"
+            return
+        for k, rec in enumerate(data if isinstance(data, list) else [data], 1):
+            yield f"{path} item {k}", rec if isinstance(rec, dict) else "not a JSON object"
         return
-    for line in text.splitlines():
+    for lineno, line in enumerate(text.split("\n"), 1):
         if line.strip():
-            yield json.loads(line)
+            rec, why = loads(line)
+            if why is None and not isinstance(rec, dict):
+                why = "not a JSON object"
+            yield f"{path}:{lineno}", rec if why is None else f"not valid JSON: {why}"
 
 
 def _render(args: argparse.Namespace) -> int:
@@ -58,14 +69,18 @@ def _render(args: argparse.Namespace) -> int:
     if args.max_heartbeats is not None:
         config.max_heartbeats = args.max_heartbeats
     status = 0
-    for rec in _records(args.path):
+    for where, rec in _records(args.path):
+        if isinstance(rec, str):
+            print(f"-- {where}: cannot render: {rec}\n", file=sys.stderr)
+            status = 1
+            continue
         try:
             premises = tuple((str(k), parse(v)) for k, v in dict(rec["premises"]).items())
             conclusion = parse(rec["conclusion"])
             signature = check_signature([f for _, f in premises] + [conclusion])
             print(f"-- {rec.get('id', '(no id)')}\n{render_step(Check(premises, conclusion), signature, config)}\n")
-        except (KeyError, TypeError, ValueError) as exc:
-            print(f"-- {rec.get('id', '') if isinstance(rec, dict) else ''}: cannot render: {exc}\n", file=sys.stderr)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            print(f"-- {where} {rec.get('id', '')}: cannot render: {type(exc).__name__}: {exc}\n", file=sys.stderr)
             status = 1
     return status
 
@@ -119,6 +134,8 @@ def _probe(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     try:
         return {"render": _render, "statement": _statement, "probe": _probe}[args.action](args)
+    except BrokenPipeError:  # `prosfi lean statement X | head`: the reader left (prosfi.cli exits quietly)
+        raise
     except (OSError, ValueError) as exc:  # unreadable or malformed input: a message, not a traceback
         print(f"prosfi lean {args.action}: {exc}", file=sys.stderr)
         return 2
