@@ -3,6 +3,11 @@
 A batch is written with one `os.write` on a file opened `O_APPEND`, so a run killed mid-way
 leaves whole batches behind (at worst a torn last line, which `read_audit` skips). The object
 owns its file descriptor; close it (or use it as a context manager) when the run ends.
+
+Each record keeps the completion's text (up to `max_text_chars`: its head and its tail, where
+the steps and the answer are), so a user can read what the model wrote next to its verdicts.
+A training run starts with a marker record (`{"event": "run_start", ...}`, `mark`);
+`read_audit` leaves markers out unless asked for them.
 """
 
 from __future__ import annotations
@@ -27,11 +32,25 @@ def audit_path_for_rank(path: str | os.PathLike) -> Path:
     return Path(str(path).replace("{rank}", os.environ.get("RANK", "0")))
 
 
+MAX_TEXT_CHARS = 4000
+
+
+def bounded_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """`text` itself, or its head and tail with the number of characters left out between them."""
+    if limit <= 0:
+        return ""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[… {len(text) - 2 * half} characters left out …]\n{text[-half:]}"
+
+
 class AuditLog:
-    def __init__(self, path: str | os.PathLike, fsync: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike, fsync: bool = False, max_text_chars: int = MAX_TEXT_CHARS) -> None:
         self.path = audit_path_for_rank(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.fsync = fsync
+        self.max_text_chars = max_text_chars
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         if _ends_torn(self.path):  # a killed run left half a line: keep our first record whole
             os.write(self._fd, b"\n")
@@ -42,12 +61,14 @@ class AuditLog:
         now = round(time.time(), 3)
         lines = []
         for r, text in zip(results, completions):
+            text = text if isinstance(text, str) else repr(text)
             rec = {
                 "time": now,
                 "step": step,
                 "mode": r.mode,
                 "problem_id": r.problem_id,
-                "completion_sha256": completion_sha256(text if isinstance(text, str) else repr(text)),
+                "completion_sha256": completion_sha256(text),
+                "completion": bounded_text(text, self.max_text_chars),
                 "reward": r.reward,
                 "format_ok": r.format_ok,
                 "answer": r.answer,
@@ -59,6 +80,10 @@ class AuditLog:
             }
             lines.append(rec)
         return self.append(lines)
+
+    def mark(self, event: str, **info) -> None:
+        """Append a marker record (e.g. `run_start` with the run's name and resume step)."""
+        self.append([{"event": event, "time": round(time.time(), 3), **info}])
 
     def append(self, records: Sequence[dict]) -> int:
         """Append records (JSON objects) with one write, so a kill leaves whole batches behind."""
@@ -98,9 +123,9 @@ def _ends_torn(path: Path) -> bool:
         return fh.read(1) != b"\n"
 
 
-def read_audit(path: str | os.PathLike) -> Iterator[dict]:
+def read_audit(path: str | os.PathLike, events: bool = False) -> Iterator[dict]:
     """Records of an audit log. Torn lines (a writer killed mid-write, possibly followed by a
-    resumed run's records) are skipped."""
+    resumed run's records) are skipped; so are marker records unless `events` is true."""
     with open(path, encoding="utf-8", errors="replace") as fh:
         for line in fh:
             if not line.strip():
@@ -109,8 +134,8 @@ def read_audit(path: str | os.PathLike) -> Iterator[dict]:
                 rec = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if isinstance(rec, dict):
+            if isinstance(rec, dict) and (events or "event" not in rec):
                 yield rec
 
 
-__all__ = ["AuditLog", "audit_path_for_rank", "completion_sha256", "read_audit"]
+__all__ = ["AuditLog", "audit_path_for_rank", "bounded_text", "completion_sha256", "read_audit"]

@@ -270,12 +270,15 @@ class DirectLeanReward:
             log_extra("direct_lean", [f"{r.reason} → {r.reward}" for r in results])
         if self.audit is None:
             return
-        state = kwargs.get("trainer_state")
+        from prosfi.rewards.audit import bounded_text
+        from prosfi.rewards.funcs import audit_step
+
         now = round(time.time(), 3)
         try:
             self.audit.append([{
-                "time": now, "step": getattr(state, "global_step", None), "mode": "direct_lean",
+                "time": now, "step": audit_step(kwargs.get("trainer_state")), "mode": "direct_lean",
                 "problem_id": r.problem_id, "completion_sha256": completion_sha256(t),
+                "completion": bounded_text(t, self.audit.max_text_chars),
                 "reward": r.reward, "format_ok": r.format_ok, "answer": r.answer,
                 "answer_correct": r.answer_correct, "lean_verified": r.verified, "lean_ms": round(r.lean_ms, 1),
                 "reason": r.reason,

@@ -80,10 +80,9 @@ class ProsfiReward:
     def _finish(self, scoring: _Scoring, chains, texts, before, kwargs) -> list[float | None]:
         results: list[ScoreResult] = scoring.finish(chains)
         if self.audit is not None:
-            state = kwargs.get("trainer_state")
             try:
                 self.audit.write(results, [t if t is not None else "" for t in texts],
-                                 step=getattr(state, "global_step", None))
+                                 step=audit_step(kwargs.get("trainer_state")))
             except OSError as exc:
                 log.warning("%s: audit log write failed: %r", self.__name__, exc)
         log_metric, log_extra = kwargs.get("log_metric"), kwargs.get("log_extra")
@@ -106,6 +105,13 @@ class AsyncProsfiReward(ProsfiReward):
         before = self._stats()
         chains = await scoring.chains.acheck(self.verifier) if scoring.pending else []
         return self._finish(scoring, chains, texts, before, kwargs)
+
+
+def audit_step(state: Any) -> int | None:
+    """The step a batch is scored for, numbered as metrics.jsonl numbers it: TRL scores a batch
+    before the optimizer step it trains, when `global_step` still counts the steps done."""
+    step = getattr(state, "global_step", None)
+    return step + 1 if isinstance(step, int) else None
 
 
 def _problems(column: Sequence[Any]) -> list[Problem | None]:

@@ -86,8 +86,10 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     from trl import GRPOTrainer, get_peft_config
 
     from prosfi.train.problems import from_script_args
+    from prosfi.train.console import install as install_console
     from prosfi.train.rows import grpo_dataset
-    from prosfi.train.sft import run_sft
+    from prosfi.train.runlog import start_audit, write_model_card
+    from prosfi.train.sft import run_sft, sft_done
     from prosfi.train.summary import MetricsRecorder, keep_rows_until, read_rows, summarize
 
     script, training, model_args = resolved.script, resolved.training, resolved.model
@@ -107,10 +109,14 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     reward_funcs: list = []
     try:
         if not sft_only:
+            start_audit(script, training, PartialState().is_main_process)
             reward_funcs = make_rewards(script, training, verifier)
         model_path = model_args.model_name_or_path
         if script.sft or sft_only:
-            print(f"[prosfi] SFT warm-up on gold traces -> {out / 'sft'}", flush=True)
+            if sft_done(training):
+                print(f"[prosfi] SFT warm-up: already done, starting from {out / 'sft'}", flush=True)
+            else:
+                print(f"[prosfi] SFT warm-up on gold traces -> {out / 'sft'}", flush=True)
             model_path = run_sft(script, training, model_args, model_path, verifier=verifier)
             if sft_only:
                 return {"run_name": training.run_name, "where": {"sft model": model_path}}
@@ -131,8 +137,10 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
             peft_config=get_peft_config(model_args),
             callbacks=[recorder],
         )
+        install_console(trainer, "grpo")
         trainer.train(resume_from_checkpoint=training.resume_from_checkpoint)
         trainer.save_model(str(out))
+        write_model_card(trainer, out, model_args.model_name_or_path, model_path != model_args.model_name_or_path)
         wandb_dir = _finish_wandb()
     finally:
         _close(reward_funcs)

@@ -72,6 +72,7 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
         peft_config=get_peft_config(model_args),
         callbacks=callbacks,
     )
+    _console_and_rows(trainer, out)
     trainer.train()
     model = trainer.accelerator.unwrap_model(trainer.model)
     if hasattr(model, "merge_and_unload"):
@@ -86,6 +87,18 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
         (out / DONE_MARKER).write_text(f"{len(dataset)} gold traces, {trainer.state.global_step} steps\n")
     trainer.accelerator.wait_for_everyone()
     return str(out)
+
+
+def _console_and_rows(trainer: Any, out: Path) -> None:
+    """Compact console lines, and every logged row in <output_dir>/sft/metrics.jsonl (a fresh file)."""
+    from prosfi.train.console import install
+    from prosfi.train.summary import MetricsRecorder
+
+    install(trainer, "sft")
+    rows = out / "metrics.jsonl"
+    if trainer.accelerator.is_main_process and rows.is_file():
+        rows.unlink()  # an interrupted warm-up starts over, and so do its rows
+    trainer.add_callback(MetricsRecorder(rows))
 
 
 def sft_problems(script: Any) -> list:
