@@ -1,6 +1,8 @@
 """Benchmark step checking: naive Z3 vs prosfi's default path, and Prover9 (not a test).
 
-    python bench/bench_check.py [--problems 64] [--group 8] [--steps 6] [--seed 0]
+    python bench/bench_check.py [--problems 400] [--group 8] [--steps 6] [--seed 0] [--prover9 200]
+
+(the defaults shown; `--help` lists every option with the default the run uses)
 
 Generates a seeded mix of step checks shaped like the ones GRPO produces: Knights & Knaves
 problems (one `Knight x ↔ claim` premise per inhabitant) and ProverQA-style rule chains
@@ -195,13 +197,17 @@ def prover9_rate(checks: list[Entailment], n: int) -> tuple[float, int, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--problems", type=int, default=400)
-    ap.add_argument("--group", type=int, default=8, help="completions per problem (GRPO group size)")
-    ap.add_argument("--steps", type=int, default=6, help="steps per completion")
-    ap.add_argument("--batch", type=int, default=512, help="checks per check_many call (one reward batch)")
-    ap.add_argument("--naive-limit", type=int, default=3000, help="checks timed on the naive path")
-    ap.add_argument("--prover9", type=int, default=200, help="unique checks timed on Prover9")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--problems", type=int, default=400, help="problems, half K&K (default: %(default)s)")
+    ap.add_argument("--group", type=int, default=8, help="completions per problem (GRPO group size; "
+                    "default: %(default)s)")
+    ap.add_argument("--steps", type=int, default=6, help="steps per completion (default: %(default)s)")
+    ap.add_argument("--batch", type=int, default=512, help="checks per check_many call (one reward batch; "
+                    "default: %(default)s)")
+    ap.add_argument("--naive-limit", type=int, default=3000, help="checks timed on the naive path "
+                    "(default: %(default)s)")
+    ap.add_argument("--prover9", type=int, default=200, help="distinct checks timed on Prover9 "
+                    "(default: %(default)s)")
+    ap.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = ap.parse_args(argv)
 

@@ -93,7 +93,11 @@ def test_two_step_grpo_run_through_prosfi_train(two_step_run):
         assert 0.0 <= row["reward"] <= 1.0
         assert {"prosfi/answer_accuracy", "prosfi/chain_valid_rate", "prosfi/format_rate"} <= set(row)
     audit = _rows(out / "audit.jsonl")
+    assert audit[0]["event"] == "run_start" and audit[0]["resume_from_step"] is None  # the run's marker
+    audit = audit[1:]
     assert len(audit) == 2 * 4  # every completion of both steps was scored and recorded
+    assert sorted({r["step"] for r in audit}) == [1, 2]  # numbered as metrics.jsonl numbers them
+    assert all(isinstance(r["completion"], str) for r in audit)  # what the model wrote, readable
     summary = json.loads((out / "summary.json").read_text())
     assert summary["steps"] == 2
     assert summary["metrics"]["reward"]["start"] == pytest.approx(train_rows[0]["reward"] / 2
@@ -101,7 +105,7 @@ def test_two_step_grpo_run_through_prosfi_train(two_step_run):
     assert summary["metrics"]["chain validity"]["key"] == "prosfi/chain_valid_rate"
 
 
-def test_resumed_run_continues_from_the_last_checkpoint(two_step_run, tiny_model, tmp_path):
+def test_resumed_run_continues_from_the_last_checkpoint(two_step_run, tiny_model, tmp_path, capsys):
     out = tmp_path / "out"
     shutil.copytree(two_step_run, out)
     recipe = _recipe(tmp_path, tiny_model, output_dir=str(out), sft=True, sft_size=8, sft_max_steps=2)
@@ -112,6 +116,16 @@ def test_resumed_run_continues_from_the_last_checkpoint(two_step_run, tiny_model
     assert [r["step"] for r in train_rows] == [1, 2, 3]  # steps 1-2 from the first run, only 3 is new
     state = json.loads((out / "checkpoint-3" / "trainer_state.json").read_text())
     assert state["global_step"] == 3
+    # the audit tells the same story: one marker per run, steps numbered as in metrics.jsonl
+    audit = _rows(out / "audit.jsonl")
+    assert [r["resume_from_step"] for r in audit if "event" in r] == [None, 2]
+    assert sorted(r["step"] for r in audit if "event" not in r) == [1] * 4 + [2] * 4 + [3] * 4
+    printed = capsys.readouterr().out
+    assert "SFT warm-up: already done" in printed and "SFT warm-up on gold traces" not in printed
+    assert "{'loss'" not in printed and "{'reward'" not in printed  # compact lines, not raw dicts
+    assert "[grpo] step 3/3  reward" in printed
+    card = (out / "README.md").read_text()
+    assert "[None]" not in card and str(tiny_model) in card and 'model="None"' not in card
 
 
 def test_prosfi_sft_runs_the_warm_up_alone(tiny_model, tmp_path):
@@ -179,6 +193,6 @@ def test_two_process_cpu_run(tiny_model, tmp_path):
     assert proc.returncode == 0, proc.stderr[-4000:]
     # each rank generated and scored its own 4 completions per step (per_device_train_batch_size)
     for rank in (0, 1):
-        assert len(_rows(out / f"audit-{rank}.jsonl")) == 2 * 4
+        assert len([r for r in _rows(out / f"audit-{rank}.jsonl") if "event" not in r]) == 2 * 4
     train_rows = [r for r in _rows(out / "metrics.jsonl") if "reward" in r]
     assert [r["step"] for r in train_rows] == [1, 2]

@@ -1,4 +1,4 @@
-"""The Problem schema shared by data, rewards, training and evaluation (DESIGN.md "Problem").
+"""The Problem schema shared by data, rewards, training and evaluation (README: "Problems, prompts and gold traces").
 
 Two kinds:
 - `true_false_uncertain` (ProverQA): `goal` formula, `options` letter -> "True"/"False"/"Uncertain",

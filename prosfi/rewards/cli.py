@@ -20,7 +20,7 @@ from prosfi.rewards.config import REWARD_MODES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("problems", help="problems JSONL (DESIGN.md 'Problem')")
+    parser.add_argument("problems", help="problems JSONL (one prosfi.data.problem.Problem per line, as `prosfi data` writes them)")
     parser.add_argument("completions", help='completions JSONL: {"problem_id": ..., "completion": ...} per line')
     parser.add_argument("--reward", choices=REWARD_MODES, default="prosfi", help="reward mode (default: prosfi)")
     parser.add_argument("-o", "--output", default="-", help="output JSONL (default: stdout)")
