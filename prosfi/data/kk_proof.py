@@ -297,6 +297,7 @@ class _Search:
 
     def run(self) -> list[ProofStep] | None:
         while len(self.facts) < len(self.atoms):
+            self.tick()
             if self.direct():
                 continue
             for splits in range(3):
