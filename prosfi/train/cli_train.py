@@ -95,5 +95,6 @@ def run(args: argparse.Namespace, sft_only: bool = False) -> int:
 def _is_model_load_error(exc: OSError, model: str) -> bool:
     """transformers' OSError for a model it cannot find or fetch (not a disk error mid-run)."""
     text = str(exc)
-    return bool(model) and model in text or "not a valid model identifier" in text or \
-        "does not appear to have a file named" in text
+    markers = ("not a valid model identifier", "does not appear to have a file named", "huggingface.co",
+               "couldn't find them in the cached files")
+    return (bool(model) and model in text) or any(m in text for m in markers)
