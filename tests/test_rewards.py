@@ -309,7 +309,9 @@ def test_audit_records(verifier, tmp_path):
     import hashlib
 
     assert records[0]["completion_sha256"] == hashlib.sha256(texts[0].encode()).hexdigest()
-    assert records[0]["problem_id"] == "animals" and records[0]["mode"] == "prosfi" and records[0]["step"] == 7
+    # global_step 7 = seven optimizer steps done: this batch trains step 8, as metrics.jsonl numbers it
+    assert records[0]["problem_id"] == "animals" and records[0]["mode"] == "prosfi" and records[0]["step"] == 8
+    assert records[0]["completion"] == texts[0]
     assert [s["verdict"] for s in records[1]["steps"]] == ["valid", "invalid", "valid"]
     assert records[2]["format_ok"] is False and records[2]["reason"]
 
