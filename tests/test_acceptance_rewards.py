@@ -1,5 +1,5 @@
 """Acceptance checks for issue #3 (traces, chain verification, rewards), written from the issue
-and DESIGN.md only.
+and the design notes only.
 
 Small problems are built by hand (a ProverQA-style rule chain with True, False and Uncertain
 goals; 2- and 3-person Knights & Knaves), with completions for every way a chain can be right,

@@ -1,4 +1,4 @@
-"""Acceptance checks for issue #2 (the verifier), written from the issue and DESIGN.md only.
+"""Acceptance checks for issue #2 (the verifier), written from the issue and the design notes only.
 
 Every expected verdict below was worked out by hand (the comment says why where it is not
 obvious); propositional ones are also cross-checked against a truth table computed here. Each

@@ -103,6 +103,11 @@ def workspace(tmp_path_factory):
     return where, set()
 
 
+def test_the_readme_stands_alone():
+    text = README.read_text(encoding="utf-8")
+    assert "DESIGN.md" not in text and "../shared" not in text  # not in the repository
+
+
 def test_the_readme_has_example_commands():
     assert MAIN_COMMAND in COMMANDS
     assert any(c.startswith("prosfi check examples/") for c in COMMANDS)

@@ -1,4 +1,4 @@
-"""Problems and what is built from them (DESIGN.md "Problem").
+"""Problems and what is built from them (README: "Problems, prompts and gold traces").
 
 problem      the Problem schema, JSONL IO and validation
 kk           Knights & Knaves: generator, formalisation, public-record mapping

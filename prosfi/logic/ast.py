@@ -1,6 +1,6 @@
 """The AST of prosfi's formula language: the first-order fragment of Lean 4 syntax.
 
-Every backend renders from these nodes, never from model text (DESIGN.md, principle 1).
+Every backend renders from these nodes, never from model text (a project rule).
 Nodes are frozen and hashable so they can key caches and be shared between steps.
 
 Terms:    Var (bound by a quantifier), Const (a constant of the problem's signature),

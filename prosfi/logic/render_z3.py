@@ -1,6 +1,6 @@
 """AST → Z3: solver objects (`Z3Renderer`) or a self-contained SMT-LIB2 script (`to_smtlib`).
 
-One uninterpreted sort is the domain (DESIGN.md: one non-empty domain; SMT-LIB sorts are
+One uninterpreted sort is the domain (one non-empty domain, as everywhere in prosfi; SMT-LIB sorts are
 non-empty). Every symbol is renamed by role (`P_`, `F_`, `C_`, bound variables `V_`) and escaped
 to ASCII, so no name can hit a Z3 builtin (`and`, `true`, `distinct`, …) or another symbol, and
 the SMT-LIB text quotes every identifier besides.

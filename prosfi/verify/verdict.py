@@ -1,6 +1,6 @@
 """Entailment (what we ask) and Verdict (what a backend answered).
 
-Soundness rules (DESIGN.md, principle 2): `valid` only on a proof, `invalid` only on a
+Soundness rules (the project rule): `valid` only on a proof, `invalid` only on a
 countermodel, `unknown` for anything else (timeout, resource limit, missing backend),
 `error` for input that does not parse or type-check. Only `valid` earns credit.
 """
