@@ -48,6 +48,18 @@ def dumps(record: Any) -> str:
         return text
     except UnicodeEncodeError:
         return json.dumps(record, ensure_ascii=True, allow_nan=False)
+    except (RecursionError, ValueError, TypeError):  # e.g. an echoed id nested too deeply for this process
+        if not isinstance(record, dict):
+            raise
+        return dumps({k: v if _plain(v) else f"<{type(v).__name__} not representable>" for k, v in record.items()})
+
+
+def _plain(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+        return True
+    except (RecursionError, ValueError, TypeError):
+        return False
 
 
 def read_lines(src: IO[bytes]) -> Iterator[tuple[int, str, str | None]]:
