@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 import math
 import sys
-from typing import IO, Any, Iterator
+from collections.abc import Iterator
+from typing import IO, Any
+
 
 def _finite(text: str) -> float:
     value = float(text)

@@ -24,7 +24,7 @@ BIG = "9" * 5000
 
 def prosfi(*args: str, cwd: Path | None = None, stdin: bytes | None = None, timeout: float = 180):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "prosfi.cli", *args], cwd=cwd, env=env, input=stdin,
+    return subprocess.run([sys.executable, "-m", "prosfi.cli", *args], check=False, cwd=cwd, env=env, input=stdin,
                           capture_output=True, timeout=timeout)
 
 

@@ -17,7 +17,7 @@ DEMO = str(ROOT / "recipes" / "demo" / "cpu_kk.yaml")
 
 def prosfi(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline"}
-    return subprocess.run([sys.executable, "-m", "prosfi.cli", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "prosfi.cli", *args], check=False, cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -88,7 +88,7 @@ def test_model_tiny_out_to_a_bad_path(out, tmp_path):
 
 def test_lean_statement_into_head_prints_no_broken_pipe(problems):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(f"{sys.executable} -m prosfi.cli lean statement p.jsonl | head -n 2", shell=True,
+    proc = subprocess.run(f"{sys.executable} -m prosfi.cli lean statement p.jsonl | head -n 2", shell=True, check=False,
                           cwd=problems, env=env, capture_output=True, text=True, timeout=120)
     assert len(proc.stdout.splitlines()) == 2
     assert proc.stderr == "", proc.stderr  # no "[Errno 32] Broken pipe", no traceback

@@ -71,9 +71,9 @@ def _why_not(argv: list[str], written: set[str]) -> str | None:
         return "shows optional arguments, not a runnable command"
     outputs = {argv[i + 1] for i, tok in enumerate(argv[:-1]) if tok in ("-o", "--output")}
     for tok in argv:
-        if FILE_RE.search(tok) and tok not in outputs:
-            if not (tok.split("/")[0] in SHIPPED and (ROOT / tok).is_file()) and tok not in written:
-                return f"{tok} is a placeholder (not shipped, not written by an earlier README command)"
+        shipped = tok.split("/")[0] in SHIPPED and (ROOT / tok).is_file()
+        if FILE_RE.search(tok) and tok not in outputs and not shipped and tok not in written:
+            return f"{tok} is a placeholder (not shipped, not written by an earlier README command)"
     return None
 
 
@@ -82,16 +82,16 @@ def _adjusted(argv: list[str]) -> list[str]:
     for i, tok in enumerate(argv[:-1]):
         if tok == "--count":
             argv[i + 1] = FAST_COUNT
-    if argv[:2] == ["prosfi", "train"] and " ".join(argv) != MAIN_COMMAND:
-        if "--help" not in argv and "--dry-run" not in argv:
-            argv.append("--dry-run")
+    is_train = argv[:2] == ["prosfi", "train"] and " ".join(argv) != MAIN_COMMAND
+    if is_train and "--help" not in argv and "--dry-run" not in argv:
+        argv.append("--dry-run")
     return argv
 
 
 def _run(argv: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline"}
     cmd = [sys.executable, "-m", "prosfi.cli", *argv[1:]]
-    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(cmd, check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
