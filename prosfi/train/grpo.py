@@ -88,6 +88,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     from prosfi.train.problems import from_script_args
     from prosfi.train.rows import grpo_dataset
     from prosfi.train.sft import run_sft
+    from prosfi.train.stages import point_deepspeed_at, wandb_run
     from prosfi.train.summary import MetricsRecorder, keep_rows_until, read_rows, summarize
 
     script, training, model_args = resolved.script, resolved.training, resolved.model
@@ -123,17 +124,18 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
         recorder = MetricsRecorder(metrics_path)
         print(f"[prosfi] GRPO: {len(problems)} problems, reward {script.reward_mode}, "
               f"model {model_path} -> {out}", flush=True)
-        trainer = GRPOTrainer(
-            model=model_path,
-            reward_funcs=reward_funcs,
-            args=training,
-            train_dataset=dataset,
-            peft_config=get_peft_config(model_args),
-            callbacks=[recorder],
-        )
-        trainer.train(resume_from_checkpoint=training.resume_from_checkpoint)
-        trainer.save_model(str(out))
-        wandb_dir = _finish_wandb()
+        point_deepspeed_at(training)  # the SFT stage's config had replaced it (ZeRO-3 loading)
+        with wandb_run(training, "grpo", out) as wandb_found:
+            trainer = GRPOTrainer(
+                model=model_path,
+                reward_funcs=reward_funcs,
+                args=training,
+                train_dataset=dataset,
+                peft_config=get_peft_config(model_args),
+                callbacks=[recorder],
+            )
+            trainer.train(resume_from_checkpoint=training.resume_from_checkpoint)
+            trainer.save_model(str(out))
     finally:
         _close(reward_funcs)
         verifier.close()
@@ -141,8 +143,8 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     where = {"model": str(out), "config": str(out / "prosfi_config.yaml"), "metrics": str(out / "metrics.jsonl")}
     if script.audit_path:
         where["verdicts"] = str(out / script.audit_path) if not os.path.isabs(script.audit_path) else script.audit_path
-    if wandb_dir:
-        where["wandb"] = wandb_dir
+    if wandb_found.get("dir"):
+        where["wandb"] = wandb_found["dir"]
     # the file also holds the rows logged before a resume; the recorder only this process's
     rows = read_rows(metrics_path) or recorder.rows
     summary = summarize(rows, training.run_name or out.name, script.summary_window, where)
@@ -150,16 +152,3 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
         (out / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
         print(summary.to_text(), flush=True)
     return summary.as_dict()
-
-
-def _finish_wandb() -> str | None:
-    """Close this process's wandb run (flushes offline files) and return its directory, if any."""
-    import sys
-
-    wandb = sys.modules.get("wandb")
-    run = getattr(wandb, "run", None) if wandb else None
-    if run is None:
-        return None
-    run_dir = str(Path(run.dir).parent)
-    wandb.finish()
-    return run_dir

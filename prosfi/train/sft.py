@@ -57,6 +57,7 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
     from trl import SFTTrainer, get_peft_config
 
     from prosfi.train.rows import sft_dataset
+    from prosfi.train.stages import end_stage, wandb_run
 
     out = sft_dir(training)
     if sft_done(training):
@@ -72,7 +73,19 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
         peft_config=get_peft_config(model_args),
         callbacks=callbacks,
     )
-    trainer.train()
+    with wandb_run(training, "sft", training.output_dir):
+        trainer.train()
+        save_merged(trainer, out)
+        if trainer.accelerator.is_main_process:
+            trainer.processing_class.save_pretrained(out)
+            (out / DONE_MARKER).write_text(f"{len(dataset)} gold traces, {trainer.state.global_step} steps\n")
+        trainer.accelerator.wait_for_everyone()
+    end_stage(trainer)  # GRPO builds its own Accelerator (and DeepSpeed engine); the warm-up model is freed
+    return str(out)
+
+
+def save_merged(trainer: Any, out: Path) -> None:
+    """Write the trained model to `out` as a full model (a LoRA adapter merged into its base)."""
     model = trainer.accelerator.unwrap_model(trainer.model)
     if hasattr(model, "merge_and_unload"):
         # a LoRA warm-up: GRPO (and its own LoRA) starts from the merged weights. Needs the full
@@ -81,11 +94,6 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
             model.merge_and_unload().save_pretrained(out)
     else:
         trainer.save_model(str(out))  # gathers ZeRO-3 shards where needed
-    if trainer.accelerator.is_main_process:
-        trainer.processing_class.save_pretrained(out)
-        (out / DONE_MARKER).write_text(f"{len(dataset)} gold traces, {trainer.state.global_step} steps\n")
-    trainer.accelerator.wait_for_everyone()
-    return str(out)
 
 
 def sft_problems(script: Any) -> list:
