@@ -87,13 +87,26 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
 def save_merged(trainer: Any, out: Path) -> None:
     """Write the trained model to `out` as a full model (a LoRA adapter merged into its base)."""
     model = trainer.accelerator.unwrap_model(trainer.model)
-    if hasattr(model, "merge_and_unload"):
-        # a LoRA warm-up: GRPO (and its own LoRA) starts from the merged weights. Needs the full
-        # parameters on the main process (plain DDP, ZeRO-1/2; not ZeRO-3).
+    if not hasattr(model, "merge_and_unload"):
+        trainer.save_model(str(out))  # gathers ZeRO-3 shards where needed
+        return
+    # a LoRA warm-up: GRPO (and its own LoRA) starts from the merged weights. Under ZeRO-3 each rank
+    # holds a shard of every parameter: gather them (on every rank, a collective) before merging.
+    with _gathered(trainer, model):
         if trainer.accelerator.is_main_process:
             model.merge_and_unload().save_pretrained(out)
-    else:
-        trainer.save_model(str(out))  # gathers ZeRO-3 shards where needed
+
+
+def _gathered(trainer: Any, model: Any):
+    """Full parameters for the duration of the block under ZeRO-3 (they are discarded after it)."""
+    from contextlib import nullcontext
+
+    plugin = getattr(trainer.accelerator.state, "deepspeed_plugin", None)
+    if plugin is None or plugin.zero_stage != 3:
+        return nullcontext()
+    import deepspeed
+
+    return deepspeed.zero.GatheredParameters(list(model.parameters()), modifier_rank=None)
 
 
 def sft_problems(script: Any) -> list:
