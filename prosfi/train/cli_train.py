@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import warnings
 from pathlib import Path
@@ -64,7 +65,10 @@ def run(args: argparse.Namespace, sft_only: bool = False) -> int:
         print_keys(recipe)
         return 0
     try:
-        resolved = resolve(recipe, overrides)
+        # stdout carries the dry run's YAML: anything printed while resolving (transformers prints
+        # "[INFO] Running in WANDB offline mode" on import when WANDB_MODE=offline) goes to stderr
+        with contextlib.redirect_stdout(sys.stderr):
+            resolved = resolve(recipe, overrides)
     except RecipeError as e:
         print(f"prosfi {name}: error: {e}", file=sys.stderr)
         return 2

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,19 @@ def _close(objects: list) -> None:
             close()
 
 
+def _report_batch(resolved: ResolvedRecipe) -> None:
+    """The batch arithmetic of this launch, and a note where the recipe was meant for another count."""
+    from accelerate import PartialState
+
+    batch, meant = resolved.batch, resolved.script.num_processes
+    if batch is None or not PartialState().is_main_process:
+        return
+    print(f"[prosfi] GRPO batch: {batch.line()}", flush=True)
+    if meant and meant != batch.num_processes:
+        print(f"[prosfi] note: the recipe's batch is meant for {meant} processes (num_processes); this launch "
+              f"has {batch.num_processes}", file=sys.stderr, flush=True)
+
+
 def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     """Run the recipe's stages; return the summary (also written to output_dir/summary.json)."""
     from accelerate import PartialState
@@ -124,6 +138,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
         recorder = MetricsRecorder(metrics_path)
         print(f"[prosfi] GRPO: {len(problems)} problems, reward {script.reward_mode}, "
               f"model {model_path} -> {out}", flush=True)
+        _report_batch(resolved)
         point_deepspeed_at(training)  # the SFT stage's config had replaced it (ZeRO-3 loading)
         with wandb_run(training, "grpo", out) as wandb_found:
             trainer = GRPOTrainer(
