@@ -112,3 +112,12 @@ def test_slurm_job_log_needs_no_directory_before_submission():
     lines = (ROOT / "launch" / "slurm_multinode.sbatch").read_text().splitlines()
     output = next(line.split("=", 1)[1] for line in lines if line.startswith("#SBATCH --output="))
     assert "/" not in output  # the submission directory, which exists
+
+
+@pytest.mark.gpu
+def test_gpu_smoke_script_passes_on_cuda(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(["bash", str(ROOT / "launch" / "gpu_smoke.sh"), str(tmp_path / "smoke")], env=env,
+                          capture_output=True, text=True, timeout=1800)
+    last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+    assert proc.returncode == 0 and last.startswith("gpu_smoke: PASS [cuda bf16]"), last + proc.stderr[-3000:]
