@@ -105,3 +105,30 @@ def test_zero3_lora_warm_up_is_merged_from_gathered_parameters(tiny_model, tmp_p
     k = "model.layers.0.self_attn.k_proj.weight"
     assert torch.equal(merged[k], base[k])  # no adapter there
     assert (out / "adapter_config.json").is_file()  # GRPO trained its own adapter on the merged model
+
+
+def test_the_warm_up_model_and_accelerator_state_are_released_before_grpo(tiny_model, tmp_path):
+    import gc
+    import weakref
+
+    from accelerate.state import AcceleratorState
+    from transformers import TrainerCallback
+
+    from prosfi.train.recipe import resolve
+    from prosfi.train.sft import run_sft
+
+    class Watch(TrainerCallback):
+        model = None
+
+        def on_train_end(self, args, state, control, model=None, **kwargs):
+            Watch.model = weakref.ref(model)
+
+    r = resolve(_recipe(tmp_path, tiny_model, output_dir=str(tmp_path / "out"), sft_max_steps=1), [])
+    gc.disable()  # the trainer's reference cycles must not wait for the collector's next pass
+    try:
+        path = run_sft(r.script, r.training, r.model, r.model.model_name_or_path, callbacks=[Watch()])
+        assert Watch.model is not None and Watch.model() is None  # nothing holds the warm-up model any more
+    finally:
+        gc.enable()
+    assert Path(path, "prosfi_sft_done").is_file()
+    assert AcceleratorState._shared_state == {}  # GRPO's trainer may bring its own DeepSpeed plugin

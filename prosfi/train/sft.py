@@ -57,7 +57,7 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
     from trl import SFTTrainer, get_peft_config
 
     from prosfi.train.rows import sft_dataset
-    from prosfi.train.stages import end_stage, wandb_run
+    from prosfi.train.stages import end_stage, release_memory, wandb_run
 
     out = sft_dir(training)
     if sft_done(training):
@@ -80,7 +80,9 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
             trainer.processing_class.save_pretrained(out)
             (out / DONE_MARKER).write_text(f"{len(dataset)} gold traces, {trainer.state.global_step} steps\n")
         trainer.accelerator.wait_for_everyone()
-    end_stage(trainer)  # GRPO builds its own Accelerator (and DeepSpeed engine); the warm-up model is freed
+    end_stage(trainer)  # GRPO builds its own Accelerator (and DeepSpeed engine)
+    del trainer
+    release_memory()  # the warm-up model is gone before GRPO loads its own
     return str(out)
 
 

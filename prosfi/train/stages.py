@@ -25,17 +25,23 @@ def end_stage(trainer: Any) -> None:
     """Free a finished stage's trainer and let the next stage build its own Accelerator."""
     from accelerate.state import AcceleratorState
 
-    accelerator = trainer.accelerator
-    accelerator.free_memory()  # destroys the DeepSpeed engine, drops prepared models/optimizers
-    for attr in ("model", "model_wrapped", "deepspeed", "optimizer", "lr_scheduler", "ref_model"):
-        if hasattr(trainer, attr):
-            setattr(trainer, attr, None)
-    del accelerator
-    gc.collect()
-    _empty_device_cache()
+    trainer.accelerator.free_memory()  # destroys the DeepSpeed engine, drops prepared models/optimizers
+    for holder in (trainer, getattr(trainer, "callback_handler", None)):
+        for attr in ("model", "model_wrapped", "deepspeed", "optimizer", "lr_scheduler", "ref_model",
+                     "train_dataloader"):
+            if getattr(holder, attr, None) is not None:
+                setattr(holder, attr, None)
+    release_memory()
     # the next stage's TrainingArguments carries its own DeepSpeed plugin; accelerate accepts it only on
     # a fresh AcceleratorState. PartialState (the process group) stays.
     AcceleratorState._reset_state(reset_partial_state=False)
+
+
+def release_memory() -> None:
+    """Collect what a finished stage left and hand cached device memory back (vLLM colocate mode sizes
+    its cache from the free memory it sees)."""
+    gc.collect()
+    _empty_device_cache()
 
 
 def point_deepspeed_at(training: Any) -> None:
