@@ -44,7 +44,7 @@ class GrpoBatch:
                 f"{self.per_device_train_batch_size} x {self.gradient_accumulation_steps} accumulation = "
                 f"{self.completions_per_step} completions = {_num(self.prompts_per_step)} prompts x "
                 f"{self.num_generations} per optimizer step; generation batch {self.generation_batch_size} "
-                f"(every {self.steps_per_generation} micro-steps)")
+                f"(every {self.steps_per_generation} micro-step{'s' if self.steps_per_generation != 1 else ''})")
 
 
 def _num(x: float) -> float | int:
