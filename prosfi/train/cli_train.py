@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import warnings
 
@@ -64,8 +65,11 @@ def run(args: argparse.Namespace, sft_only: bool = False) -> int:
         if "--help" in overrides or "-h" in overrides:
             print_keys(recipe)
             return 0
-        resolved = resolve(recipe, overrides)
-        data = preflight(resolved, sft_only=sft_only)
+        # stdout carries the dry run's YAML: anything printed while resolving (transformers prints
+        # "[INFO] Running in WANDB offline mode" on import when WANDB_MODE=offline) goes to stderr
+        with contextlib.redirect_stdout(sys.stderr):
+            resolved = resolve(recipe, overrides)
+            data = preflight(resolved, sft_only=sft_only)
     except RecipeError as e:
         print(f"prosfi {name}: error: {e}", file=sys.stderr)
         return 2

@@ -104,6 +104,12 @@ class _BaseScriptArguments:
     dry_run: bool = field(
         default=False, metadata={"help": "print the resolved configuration and exit (no model, no verifier)"}
     )
+    num_processes: int = field(
+        default=0,
+        metadata={"help": "training processes the recipe's batch is meant for: --dry-run computes "
+                  "generation_batch_size/steps_per_generation for it (0: the launch's WORLD_SIZE, else 1); a real "
+                  "run uses its launch's count and says so when the two differ"},
+    )
 
 
 def _resolved_fields(cls: type) -> list[tuple[str, Any, dataclasses.Field]]:
@@ -220,3 +226,29 @@ def validate(script_args: Any) -> None:
             sub_config(script_args, prefix)
         except (TypeError, ValueError) as e:
             raise ValueError(f"{prefix}_*: {e}") from e
+
+
+def validate_sampling(training: Any) -> None:
+    """vLLM's importance-sampling correction compares vLLM's log-probs of the sampled tokens with the
+    trainer's. TRL has vLLM return them after its logit processing (`processed_logprobs`: top-p/top-k/min-p
+    renormalised, penalties applied) while the trainer computes them over the full vocabulary with
+    temperature only, so every token's ratio carries the kept probability mass (< 1) and the sequence
+    ratio over thousands of tokens goes to 0, silently scaling the loss down (huggingface/trl#6789).
+    Fail early on that combination, naming what to change."""
+    if not (getattr(training, "use_vllm", False) and getattr(training, "vllm_importance_sampling_correction", False)):
+        return
+    gen = training.generation_kwargs if isinstance(training.generation_kwargs, dict) else {}
+    reshaping = {
+        "top_p": gen.get("top_p", training.top_p) < 1.0,
+        "top_k": (gen.get("top_k", training.top_k) or 0) > 0,
+        "min_p": (gen.get("min_p", training.min_p) or 0.0) > 0.0,
+        "repetition_penalty": gen.get("repetition_penalty", training.repetition_penalty) != 1.0,
+    }
+    bad = [k for k, v in reshaping.items() if v]
+    if bad:
+        raise ValueError(
+            f"{', '.join(bad)}: vLLM reports log-probs after {', '.join(bad)} reshapes the distribution while the "
+            "trainer recomputes them over the full vocabulary, which biases vllm_importance_sampling_correction "
+            "towards 0 (huggingface/trl#6789); sample with top_p: 1.0, top_k: 0, min_p: null, repetition_penalty: 1.0 "
+            "(temperature is fine), or set vllm_importance_sampling_correction: false"
+        )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,19 @@ def _close(objects: list) -> None:
             close()
 
 
+def _report_batch(resolved: ResolvedRecipe) -> None:
+    """The batch arithmetic of this launch, and a note where the recipe was meant for another count."""
+    from accelerate import PartialState
+
+    batch, meant = resolved.batch, resolved.script.num_processes
+    if batch is None or not PartialState().is_main_process:
+        return
+    print(f"[prosfi] GRPO batch: {batch.line()}", flush=True)
+    if meant and meant != batch.num_processes:
+        print(f"[prosfi] note: the recipe's batch is meant for {meant} processes (num_processes); this launch "
+              f"has {batch.num_processes}", file=sys.stderr, flush=True)
+
+
 def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     """Run the recipe's stages; return the summary (also written to output_dir/summary.json)."""
     from accelerate import PartialState
@@ -90,6 +104,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     from prosfi.train.rows import grpo_dataset
     from prosfi.train.runlog import start_audit, write_model_card
     from prosfi.train.sft import run_sft, sft_done
+    from prosfi.train.stages import point_deepspeed_at, wandb_run
     from prosfi.train.summary import MetricsRecorder, keep_rows_until, read_rows, summarize
 
     script, training, model_args = resolved.script, resolved.training, resolved.model
@@ -129,19 +144,22 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
         recorder = MetricsRecorder(metrics_path)
         print(f"[prosfi] GRPO: {len(problems)} problems, reward {script.reward_mode}, "
               f"model {model_path} -> {out}", flush=True)
-        trainer = GRPOTrainer(
-            model=model_path,
-            reward_funcs=reward_funcs,
-            args=training,
-            train_dataset=dataset,
-            peft_config=get_peft_config(model_args),
-            callbacks=[recorder],
-        )
-        install_console(trainer, "grpo")
-        trainer.train(resume_from_checkpoint=training.resume_from_checkpoint)
-        trainer.save_model(str(out))
-        write_model_card(trainer, out, model_args.model_name_or_path, model_path != model_args.model_name_or_path)
-        wandb_dir = _finish_wandb()
+        _report_batch(resolved)
+        point_deepspeed_at(training)  # the SFT stage's config had replaced it (ZeRO-3 loading)
+        with wandb_run(training, "grpo", out) as wandb_found:
+            trainer = GRPOTrainer(
+                model=model_path,
+                reward_funcs=reward_funcs,
+                args=training,
+                train_dataset=dataset,
+                peft_config=get_peft_config(model_args),
+                callbacks=[recorder],
+            )
+            install_console(trainer, "grpo")
+            trainer.train(resume_from_checkpoint=training.resume_from_checkpoint)
+            trainer.save_model(str(out))
+            write_model_card(trainer, out, model_args.model_name_or_path,
+                             model_path != model_args.model_name_or_path)
     finally:
         _close(reward_funcs)
         verifier.close()
@@ -149,8 +167,8 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     where = {"model": str(out), "config": str(out / "prosfi_config.yaml"), "metrics": str(out / "metrics.jsonl")}
     if script.audit_path:
         where["verdicts"] = str(out / script.audit_path) if not os.path.isabs(script.audit_path) else script.audit_path
-    if wandb_dir:
-        where["wandb"] = wandb_dir
+    if wandb_found.get("dir"):
+        where["wandb"] = wandb_found["dir"]
     # the file also holds the rows logged before a resume; the recorder only this process's
     rows = read_rows(metrics_path) or recorder.rows
     summary = summarize(rows, training.run_name or out.name, script.summary_window, where)
@@ -158,16 +176,3 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
         (out / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
         print(summary.to_text(), flush=True)
     return summary.as_dict()
-
-
-def _finish_wandb() -> str | None:
-    """Close this process's wandb run (flushes offline files) and return its directory, if any."""
-    import sys
-
-    wandb = sys.modules.get("wandb")
-    run = getattr(wandb, "run", None) if wandb else None
-    if run is None:
-        return None
-    run_dir = str(Path(run.dir).parent)
-    wandb.finish()
-    return run_dir

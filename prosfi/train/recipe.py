@@ -9,6 +9,7 @@ overrides, a default output directory per run, and `resume_from_checkpoint: auto
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import os
 import re
@@ -16,6 +17,8 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from prosfi.train.batch import LAUNCH_ENV, GrpoBatch, grpo_batch, launch_processes
 
 # Overrides that change where or how a run is logged or generates, not what it trains: left out of run
 # names, so a launcher's connection flags (--vllm_server_host ...) keep the recipe's run directory.
@@ -25,7 +28,7 @@ _NOT_IN_RUN_NAME = {
     "save_total_limit", "push_to_hub", "hub_model_id", "disable_tqdm", "logging_first_step",
     "use_vllm", "vllm_mode", "vllm_server_host", "vllm_server_port", "vllm_server_base_url",
     "vllm_server_timeout", "vllm_gpu_memory_utilization", "vllm_tensor_parallel_size", "vllm_group_port",
-    "dataloader_num_workers", "torch_threads", "use_cpu",
+    "dataloader_num_workers", "torch_threads", "use_cpu", "num_processes",
 }
 # Short names for the keys people sweep most.
 _SHORT = {"learning_rate": "lr", "num_generations": "n", "per_device_train_batch_size": "bs",
@@ -45,11 +48,13 @@ class ResolvedRecipe:
     recipe_path: str | None
     overrides: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    batch: GrpoBatch | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "recipe": self.recipe_path,
             "overrides": {k: v for k, v in self.overrides},
+            **({"batch": self.batch.as_dict()} if self.batch else {}),
             "script": _plain(vars(self.script)),
             "model": _plain(vars(self.model)),
             "training": _plain(self.training.to_dict()),
@@ -266,10 +271,13 @@ def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = Fa
         config["use_cpu"] = True  # an explicit --use_cpu on the command line still wins
 
     parser.set_defaults_with_config(**config)
+    launched = launch_processes()
     try:
-        script, training, model, rest = parser.parse_args_into_dataclasses(
-            args=argv, return_remaining_strings=True
-        )
+        # a dry run loads nothing and joins no process group, even where a launcher's variables are set
+        with _without_launch_env() if dry_run else contextlib.nullcontext():
+            script, training, model, rest = parser.parse_args_into_dataclasses(
+                args=argv, return_remaining_strings=True
+            )
     except SystemExit as e:  # argparse already printed the reason (bad value for a typed key)
         raise RecipeError(f"invalid value on the command line: {' '.join(overrides)}") from e
     except ValueError as e:  # a config's __post_init__ rejected a combination of values
@@ -281,14 +289,39 @@ def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = Fa
         if (training.bf16 or training.fp16) and not recipe_use_cpu:
             notes.append("no bf16-capable accelerator here: its hardware checks were skipped for this dry run")
 
-    from prosfi.train.config import validate
+    from prosfi.train.config import validate, validate_sampling
 
     try:
         validate(script)
+        validate_sampling(training)
     except ValueError as e:
         raise RecipeError(str(e)) from e
     _resolve_resume(training, notes)
-    return ResolvedRecipe(script, training, model, recipe_path, pairs, notes)
+    batch = _batch(script, training, explicit, dry_run, launched)
+    return ResolvedRecipe(script, training, model, recipe_path, pairs, notes, batch)
+
+
+def _batch(script: Any, training: Any, explicit: set[str], dry_run: bool, launched: int | None) -> GrpoBatch:
+    """The batch arithmetic of the run: a dry run's for the process count it will have (num_processes,
+    else the launch's WORLD_SIZE, else 1), written into its config; a real run's for its own count."""
+    n = (script.num_processes or launched or 1) if dry_run else training.world_size
+    try:
+        batch = grpo_batch(training, n, explicit)
+    except ValueError as e:
+        raise RecipeError(f"{e}; set num_processes (or --num_processes) to the launch's process count") from e
+    if dry_run:
+        training.generation_batch_size = batch.generation_batch_size
+        training.steps_per_generation = batch.steps_per_generation
+    return batch
+
+
+@contextlib.contextmanager
+def _without_launch_env():
+    saved = {k: os.environ.pop(k) for k in LAUNCH_ENV if k in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
 
 
 def _resolve_resume(training: Any, notes: list[str]) -> None:

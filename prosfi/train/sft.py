@@ -57,6 +57,7 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
     from trl import SFTTrainer, get_peft_config
 
     from prosfi.train.rows import sft_dataset
+    from prosfi.train.stages import end_stage, release_memory, wandb_run
 
     out = sft_dir(training)
     if sft_done(training):
@@ -73,20 +74,42 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
         callbacks=callbacks,
     )
     _console_and_rows(trainer, out)
-    trainer.train()
+    with wandb_run(training, "sft", training.output_dir):
+        trainer.train()
+        save_merged(trainer, out)
+        if trainer.accelerator.is_main_process:
+            trainer.processing_class.save_pretrained(out)
+            (out / DONE_MARKER).write_text(f"{len(dataset)} gold traces, {trainer.state.global_step} steps\n")
+        trainer.accelerator.wait_for_everyone()
+    end_stage(trainer)  # GRPO builds its own Accelerator (and DeepSpeed engine)
+    del trainer
+    release_memory()  # the warm-up model is gone before GRPO loads its own
+    return str(out)
+
+
+def save_merged(trainer: Any, out: Path) -> None:
+    """Write the trained model to `out` as a full model (a LoRA adapter merged into its base)."""
     model = trainer.accelerator.unwrap_model(trainer.model)
-    if hasattr(model, "merge_and_unload"):
-        # a LoRA warm-up: GRPO (and its own LoRA) starts from the merged weights. Needs the full
-        # parameters on the main process (plain DDP, ZeRO-1/2; not ZeRO-3).
+    if not hasattr(model, "merge_and_unload"):
+        trainer.save_model(str(out))  # gathers ZeRO-3 shards where needed
+        return
+    # a LoRA warm-up: GRPO (and its own LoRA) starts from the merged weights. Under ZeRO-3 each rank
+    # holds a shard of every parameter: gather them (on every rank, a collective) before merging.
+    with _gathered(trainer, model):
         if trainer.accelerator.is_main_process:
             model.merge_and_unload().save_pretrained(out)
-    else:
-        trainer.save_model(str(out))  # gathers ZeRO-3 shards where needed
-    if trainer.accelerator.is_main_process:
-        trainer.processing_class.save_pretrained(out)
-        (out / DONE_MARKER).write_text(f"{len(dataset)} gold traces, {trainer.state.global_step} steps\n")
-    trainer.accelerator.wait_for_everyone()
-    return str(out)
+
+
+def _gathered(trainer: Any, model: Any):
+    """Full parameters for the duration of the block under ZeRO-3 (they are discarded after it)."""
+    from contextlib import nullcontext
+
+    plugin = getattr(trainer.accelerator.state, "deepspeed_plugin", None)
+    if plugin is None or plugin.zero_stage != 3:
+        return nullcontext()
+    import deepspeed
+
+    return deepspeed.zero.GatheredParameters(list(model.parameters()), modifier_rank=None)
 
 
 def _console_and_rows(trainer: Any, out: Path) -> None:

@@ -23,7 +23,12 @@ HEADLINES: dict[str, tuple[tuple[str, ...], ...]] = {
     "answer accuracy": (("answer_accuracy",), ("answer", "acc")),
     "chain validity": (("chain_valid",), ("chain", "valid")),
     "format rate": (("format_rate",), ("format", "ok")),
+    # vLLM runs with TRL's importance-sampling correction: near 1 when vLLM and the trainer agree on the
+    # sampled tokens' probabilities; far below 1 means the loss is being scaled down (see the GPU recipes)
+    "vLLM IS ratio": (("sampling/importance_sampling_ratio/mean",),),
 }
+# headlines only some runs log (not a property of the reward mode)
+OPTIONAL = {"vLLM IS ratio"}
 
 
 class MetricsRecorder(TrainerCallback):
@@ -110,7 +115,7 @@ class Summary:
         lines.append(f"{'':<18}{'start':>10}{'end':>10}   logged as")
         for name, (key, start, end) in self.rows.items():
             lines.append(f"{name:<18}{_fmt(start):>10}{_fmt(end):>10}   {key}")
-        missing = [n for n in HEADLINES if n not in self.rows]
+        missing = [n for n in HEADLINES if n not in self.rows and n not in OPTIONAL]
         if missing:
             lines.append(f"(not logged by this reward mode: {', '.join(missing)})")
         for label, path in self.where.items():

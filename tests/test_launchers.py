@@ -1,0 +1,123 @@
+"""The GPU launchers, run here with stand-ins for `trl`, `accelerate`, `curl`, `srun` and `scontrol` that
+record how they were called: the vLLM server gets the model the trainers get (overrides included) and a
+tensor-parallel size Qwen2.5-7B's 28 heads / 4 KV heads allow, the warm-up runs as its own launch before
+GRPO, a dead server stops the launcher at once, and the SLURM log path needs no directory made first.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RECIPE = "recipes/qwen2.5-7b-instruct/grpo/prosfi_proverqa.yaml"  # sft: true
+
+pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+
+
+def _stubs(tmp_path: Path, server_dies: bool = False) -> tuple[Path, Path]:
+    bin_dir, calls = tmp_path / "bin", tmp_path / "calls.log"
+    bin_dir.mkdir()
+    record = f'printf "%s\\n" "$(basename "$0") $*" >> {shlex.quote(str(calls))}\n'
+    stubs = {
+        "trl": record + ("exit 1\n" if server_dies else "exec sleep 30\n"),
+        "accelerate": record,
+        "curl": "exit 1\n" if server_dies else "exit 0\n",
+        "srun": record + 'while [[ "$1" == --* ]]; do shift; done; exec "$@"\n',
+        "scontrol": 'printf "node1\\nnode2\\nnode3\\n"\n',
+        "python": f'exec {shlex.quote(sys.executable)} "$@"\n',  # the launchers' `python -m prosfi...`
+    }
+    for name, body in stubs.items():
+        path = bin_dir / name
+        path.write_text("#!/usr/bin/env bash\n" + body)
+        path.chmod(0o755)
+    return bin_dir, calls
+
+
+def _env(bin_dir: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
+    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(ROOT),
+            "LOG_DIR": str(tmp_path / "logs"), "HEALTH_TIMEOUT_S": "60",
+            "HEALTH_POLL_S": "1", **extra}
+
+
+def _launch(script: str, tmp_path: Path, *args: str, server_dies: bool = False, **env: str):
+    bin_dir, calls = _stubs(tmp_path, server_dies)
+    proc = subprocess.run(["bash", str(ROOT / "launch" / script), RECIPE, *args], cwd=tmp_path,
+                          env=_env(bin_dir, tmp_path, **env), capture_output=True, text=True, timeout=300, check=False)
+    lines = calls.read_text().splitlines() if calls.exists() else []
+    return proc, lines
+
+
+def _flag(line: str, name: str) -> str:
+    words = line.split()
+    return words[words.index(name) + 1]
+
+
+def test_single_node_serves_the_overridden_model_and_runs_the_warm_up_first(tmp_path):
+    proc, calls = _launch("single_node.sh", tmp_path, "--model_name_or_path", "my/local-model")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    serve = next(c for c in calls if c.startswith("trl vllm-serve"))
+    assert _flag(serve, "--model") == "my/local-model"
+    tp, dp = int(_flag(serve, "--tensor_parallel_size")), int(_flag(serve, "--data_parallel_size"))
+    assert 28 % tp == 0 and 4 % tp == 0 and tp * dp == 4  # Qwen2.5-7B's heads; all 4 server GPUs used
+    launches = [c for c in calls if c.startswith("accelerate launch")]
+    assert len(launches) == 2
+    assert " -m prosfi.cli sft " in launches[0] and " -m prosfi.train " in launches[1]  # warm-up: own process
+    for launch in launches:
+        assert "--model_name_or_path my/local-model" in launch and "--num_processes 4" in launch
+    assert "64 completions" in proc.stdout  # the batch of 4 processes x 8 x 2
+
+
+def test_single_node_stops_when_the_server_dies(tmp_path):
+    proc, calls = _launch("single_node.sh", tmp_path, "--sft", "false", server_dies=True)
+    assert proc.returncode == 1 and "vLLM server exited" in proc.stderr
+    # no training against a dead server (and with --sft false no warm-up launch before the health check)
+    assert not [c for c in calls if c.startswith("accelerate")]
+
+
+def _slurm_env() -> dict[str, str]:
+    return {"SLURM_SUBMIT_DIR": str(ROOT), "SLURM_JOB_NODELIST": "node[1-3]", "SLURM_JOB_ID": "42"}
+
+
+def test_slurm_defaults_start_on_8_gpu_nodes(tmp_path):
+    proc, calls = _launch("slurm_multinode.sbatch", tmp_path, "--gradient_accumulation_steps", "1",
+                          "--model_name_or_path", "my/local-model", **_slurm_env())
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    serve = next(c for c in calls if c.startswith("trl vllm-serve"))
+    assert _flag(serve, "--model") == "my/local-model"
+    tp, dp = int(_flag(serve, "--tensor_parallel_size")), int(_flag(serve, "--data_parallel_size"))
+    assert 28 % tp == 0 and 4 % tp == 0 and tp * dp == 8
+    launches = [c for c in calls if c.startswith("accelerate launch")]
+    assert len(launches) == 2  # (srun's stand-in runs one task for all trainer nodes)
+    assert " -m prosfi.cli sft " in launches[0] and " -m prosfi.train " in launches[1]
+    assert all("--num_processes 16" in c and "--num_machines 2" in c for c in launches)
+    assert "128 completions" in proc.stdout  # 16 processes x 8 x 1
+
+
+def test_slurm_stops_when_the_server_dies(tmp_path):
+    proc, calls = _launch("slurm_multinode.sbatch", tmp_path, "--sft", "false", server_dies=True,
+                          **_slurm_env())
+    assert proc.returncode == 1 and "vLLM server exited" in proc.stderr
+    assert not [c for c in calls if c.startswith("accelerate")]
+
+
+def test_slurm_job_log_needs_no_directory_before_submission():
+    # sbatch opens --output before the job runs: a path under a directory the job would create fails
+    lines = (ROOT / "launch" / "slurm_multinode.sbatch").read_text().splitlines()
+    output = next(line.split("=", 1)[1] for line in lines if line.startswith("#SBATCH --output="))
+    assert "/" not in output  # the submission directory, which exists
+
+
+@pytest.mark.gpu
+def test_gpu_smoke_script_passes_on_cuda(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(["bash", str(ROOT / "launch" / "gpu_smoke.sh"), str(tmp_path / "smoke")], env=env,
+                          capture_output=True, text=True, timeout=1800, check=False)
+    last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+    assert proc.returncode == 0 and last.startswith("gpu_smoke: PASS [cuda bf16]"), last + proc.stderr[-3000:]

@@ -1,0 +1,134 @@
+"""The SFT warm-up and GRPO as two stages of one process under DeepSpeed (CPU, one rank): each stage its
+own Accelerator and DeepSpeed engine, a LoRA warm-up under ZeRO-3 merged from gathered parameters, and
+one wandb run per stage.
+
+Each run is a subprocess: the launch variables (RANK, WORLD_SIZE, ACCELERATE_USE_DEEPSPEED, ...) and the
+process group must not leak into the test process.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from prosfi.cli import main as prosfi_main
+
+pytest.importorskip("trl")
+pytest.importorskip("deepspeed")
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("tiny") / "model"
+    rc = prosfi_main(["model", "tiny", "--out", str(out), "--vocab-size", "1024", "--hidden-size", "64",
+                      "--intermediate-size", "128", "--num-hidden-layers", "2", "--corpus-problems", "60"])
+    assert rc == 0
+    return out
+
+
+def _recipe(tmp_path: Path, model: Path, **extra) -> str:
+    body = {
+        "model_name_or_path": str(model), "dataset": "kk", "dataset_difficulty": "2", "dataset_size": 16,
+        "reward_mode": "prosfi", "verifier": {"backends": ["z3"], "workers": 1, "timeout_ms": 1000},
+        "torch_threads": 1, "use_cpu": True, "bf16": False, "gradient_checkpointing": False,
+        "dataloader_num_workers": 0, "per_device_train_batch_size": 4, "num_generations": 2,
+        "max_completion_length": 24, "max_steps": 2, "learning_rate": 1e-4, "logging_steps": 1,
+        "save_strategy": "steps", "save_steps": 2, "report_to": "none", "seed": 0, "disable_tqdm": True,
+        "sft": True, "sft_size": 8, "sft_max_steps": 2, "sft_per_device_train_batch_size": 4,
+        "sft_learning_rate": 1e-2, **extra,
+    }
+    path = tmp_path / "tiny_kk.yaml"
+    path.write_text(yaml.safe_dump(body))
+    return str(path)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run_deepspeed(recipe: str, zero_stage: int, *overrides: str, env: dict | None = None):
+    """`prosfi train` as one DeepSpeed rank, the way `accelerate launch` would start it."""
+    launch = {
+        "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(_free_port()), "RANK": "0", "LOCAL_RANK": "0",
+        "WORLD_SIZE": "1", "ACCELERATE_USE_DEEPSPEED": "true",
+        "ACCELERATE_DEEPSPEED_ZERO_STAGE": str(zero_stage), "ACCELERATE_MIXED_PRECISION": "no",
+        "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1",
+    }
+    cmd = [sys.executable, "-m", "prosfi.train", recipe, *overrides]
+    proc = subprocess.run(cmd, env={**os.environ, **launch, **(env or {})}, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    return proc
+
+
+def test_zero2_warm_up_then_grpo_one_wandb_run_per_stage(tiny_model, tmp_path):
+    pytest.importorskip("wandb")
+    out = tmp_path / "out"
+    wandb_root = tmp_path / "wandb_root"
+    recipe = _recipe(tmp_path, tiny_model, output_dir=str(out), run_name="ds2", report_to=["wandb"])
+    _run_deepspeed(recipe, 2, env={"WANDB_MODE": "offline", "WANDB_DIR": str(wandb_root), "WANDB_SILENT": "true"})
+    assert (out / "sft" / "prosfi_sft_done").is_file() and (out / "model.safetensors").is_file()
+    assert (out / "checkpoint-2" / "global_step2").is_dir()  # GRPO ran under DeepSpeed (its checkpoint layout)
+    runs = sorted((wandb_root / "wandb").glob("offline-run-*"))
+    assert len(runs) == 2  # the warm-up's run was finished, GRPO started its own
+    logs = [b"".join(p.read_bytes() for p in run.glob("*.wandb")) for run in runs]
+    sft_log, grpo_log = sorted(logs, key=lambda b: b"ds2-grpo" in b)
+    assert b"ds2-sft" in sft_log and b"ds2-grpo" not in sft_log
+    assert b"ds2-grpo" in grpo_log and b"prosfi/chain_valid_rate" in grpo_log
+    assert b"prosfi/chain_valid_rate" not in sft_log  # GRPO's rows did not go to the warm-up's run
+
+
+def test_zero3_lora_warm_up_is_merged_from_gathered_parameters(tiny_model, tmp_path):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    out = tmp_path / "out"
+    recipe = _recipe(tmp_path, tiny_model, output_dir=str(out), max_steps=1, save_strategy="no", use_peft=True,
+                     lora_r=4, lora_alpha=8, lora_target_modules=["q_proj", "v_proj"])
+    _run_deepspeed(recipe, 3)
+    base = dict(AutoModelForCausalLM.from_pretrained(tiny_model).named_parameters())
+    merged = dict(AutoModelForCausalLM.from_pretrained(out / "sft").named_parameters())
+    assert merged.keys() == base.keys()  # a plain model: no LoRA layers left
+    for name, tensor in merged.items():
+        assert tensor.shape == base[name].shape, name  # full tensors, not ZeRO-3 shards of shape [0]
+    assert torch.equal(merged["model.embed_tokens.weight"], base["model.embed_tokens.weight"])  # frozen
+    q = "model.layers.0.self_attn.q_proj.weight"
+    assert not torch.equal(merged[q], base[q])  # the trained adapter was merged in
+    k = "model.layers.0.self_attn.k_proj.weight"
+    assert torch.equal(merged[k], base[k])  # no adapter there
+    assert (out / "adapter_config.json").is_file()  # GRPO trained its own adapter on the merged model
+
+
+def test_the_warm_up_model_and_accelerator_state_are_released_before_grpo(tiny_model, tmp_path):
+    import gc
+    import weakref
+
+    from accelerate.state import AcceleratorState
+    from transformers import TrainerCallback
+
+    from prosfi.train.recipe import resolve
+    from prosfi.train.sft import run_sft
+
+    class Watch(TrainerCallback):
+        model = None
+
+        def on_train_end(self, args, state, control, model=None, **kwargs):
+            Watch.model = weakref.ref(model)
+
+    r = resolve(_recipe(tmp_path, tiny_model, output_dir=str(tmp_path / "out"), sft_max_steps=1), [])
+    gc.disable()  # the trainer's reference cycles must not wait for the collector's next pass
+    try:
+        path = run_sft(r.script, r.training, r.model, r.model.model_name_or_path, callbacks=[Watch()])
+        assert Watch.model is not None and Watch.model() is None  # nothing holds the warm-up model any more
+    finally:
+        gc.enable()
+    assert Path(path, "prosfi_sft_done").is_file()
+    assert AcceleratorState._shared_state == {}  # GRPO's trainer may bring its own DeepSpeed plugin
