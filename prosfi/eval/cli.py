@@ -71,8 +71,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_generation_arguments(parser)
     parser.add_argument("-o", "--output", default=None, help="output folder (default: runs/eval/<name>)")
     parser.add_argument("--label", default=None, help="the name of this run in tables and plots")
-    parser.add_argument("--reward", default="prosfi", choices=("prosfi", "outcome", "step_fraction", "format"),
-                        help="reward mode of the `reward` column (metrics do not depend on it; default prosfi)")
+    parser.add_argument("--reward", default="prosfi", choices=("prosfi", "step_fraction"),
+                        help="reward mode of the `reward` column (the metrics do not depend on it; default prosfi)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default: %(default)s)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--wandb", action="store_true", help="also log the summary, table and plots to wandb")
