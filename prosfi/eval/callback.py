@@ -99,6 +99,26 @@ class EvalCallback(TrainerCallback):
         control.should_log = should_log
 
 
+def held_out(problems: list, script: Any) -> list:
+    """Drop eval problems equal (premises and goal) to one of the run's training problems."""
+    from prosfi.eval.sources import overlap
+    from prosfi.train.problems import from_script_args
+
+    try:
+        training = from_script_args(script)
+    except Exception as exc:  # e.g. a hub dataset unreachable here: keep the set, say why it is unchecked
+        log.warning("eval_data: cannot rebuild the training problems to check overlap (%s)", exc)
+        return problems
+    shared = set(overlap(problems, training))
+    if shared:
+        print(f"[prosfi] eval_data: {len(shared)} of {len(problems)} problems equal training problems and are "
+              "left out (held out)", flush=True)
+    kept = [p for p in problems if p.id not in shared]
+    if not kept:
+        raise ValueError("eval_data: every evaluation problem is also a training problem; choose other specs")
+    return kept
+
+
 def from_script(script: Any, training: Any, verifier) -> EvalCallback | None:
     """The callback a recipe asks for (`eval_data` set), or None."""
     specs = split_specs(getattr(script, "eval_data", None))
@@ -115,6 +135,7 @@ def from_script(script: Any, training: Any, verifier) -> EvalCallback | None:
     limit = max(1, int(script.eval_limit))
     sources = load_sources(specs, count=limit, limit=limit)
     problems = [p for s in sources for p in s.problems]
+    problems = held_out(problems, script)
     every = training.eval_steps or max(1, training.max_steps // 5 if training.max_steps > 0 else 50)
     if every < 1:  # HF convention: a fraction of the run
         every = max(1, math.ceil(every * max(training.max_steps, 1)))
@@ -127,4 +148,4 @@ def from_script(script: Any, training: Any, verifier) -> EvalCallback | None:
     )
 
 
-__all__ = ["EvalCallback", "from_script", "split_specs"]
+__all__ = ["EvalCallback", "from_script", "held_out", "split_specs"]
