@@ -150,11 +150,16 @@ def run(args: argparse.Namespace) -> int:
 
         return run_compare(args.compare[1:], args.output, n_boot=args.bootstrap, plots=not args.no_plots,
                            wandb=args.wandb)
+    from prosfi.data.hub import HubUnavailable
+
     try:
         return _run_eval(args)
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:  # a bad flag or spec, a file or model that is not there
         print(f"prosfi eval: {exc}", file=sys.stderr)
         return 2
+    except HubUnavailable as exc:
+        print(f"prosfi eval: {exc}", file=sys.stderr)
+        return 1
 
 
 def _run_eval(args: argparse.Namespace) -> int:
