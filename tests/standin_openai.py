@@ -58,7 +58,7 @@ class StandinServer:
                                   "finish_reason": "stop"}],
                      "usage": {"prompt_tokens": 1, "completion_tokens": len(text.split()), "total_tokens": 2}}
 
-    def __enter__(self) -> "StandinServer":
+    def __enter__(self) -> StandinServer:  # noqa: PYI034
         self.thread.start()
         return self
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from standin_openai import StandinServer  # tests/standin_openai.py
 
 from prosfi.cli import main
 from prosfi.data.gold import gold_completion
@@ -13,7 +14,6 @@ from prosfi.data.problem import write_problems
 from prosfi.data.prompts import user_prompt
 from prosfi.eval.generate import EndpointConfig, EndpointError, GenerationConfig, chat_url, generate_endpoint
 from prosfi.eval.sources import load_source
-from standin_openai import StandinServer  # tests/standin_openai.py
 
 
 @pytest.fixture(scope="module")

@@ -4,16 +4,15 @@ the vLLM engine (only where vllm and a GPU are present)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
+from standin_openai import StandinServer  # tests/standin_openai.py
+from test_eval_metrics import BAD_STEP, GOOD, PROBLEM, WRONG
 
 from prosfi.eval import evaluate
 from prosfi.eval.generate import Generation
 from prosfi.eval.judge import Judge, parse_verdict
-from standin_openai import StandinServer  # tests/standin_openai.py
-from test_eval_metrics import BAD_STEP, GOOD, PROBLEM, WRONG
 
 
 def test_parse_verdict():

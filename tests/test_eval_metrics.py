@@ -139,3 +139,21 @@ def test_evaluate_scores_completions_with_known_verdicts(tmp_path):
     assert set(saved) >= {"overall", "groups", "n_problems", "n_completions", "model", "judge"}
     assert saved["n_problems"] == 1 and saved["n_completions"] == 4 and saved["judge"] is None
     assert "| toy | easy | 4 | 50.0 [" in (tmp_path / "summary.md").read_text(encoding="utf-8")
+
+
+def test_read_completions_numbers_samples_and_skips_bad_lines(tmp_path):
+    from prosfi.eval import read_completions
+
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join([
+        json.dumps({"problem_id": "p1", "completion": GOOD}),
+        json.dumps({"problem_id": "p1", "completion": [{"role": "assistant", "content": WRONG}], "tokens": 7}),
+        "{not json",
+        json.dumps({"problem_id": "p2"}),
+        json.dumps({"problem_id": "p2", "completion": "x", "sample": 3}),
+    ]) + "\n", encoding="utf-8")
+    skipped: list = []
+    gens = read_completions(path, skipped)
+    assert [(g.problem_id, g.sample, g.tokens) for g in gens] == [("p1", 0, None), ("p1", 1, 7), ("p2", 3, None)]
+    assert gens[1].completion == WRONG
+    assert [line for line, _ in skipped] == [3, 4]

@@ -59,7 +59,7 @@ def test_folio_records_in_the_documented_format():
     by_id = {p.id: p for p in problems}
     assert sorted(by_id) == ["folio-1", "folio-2", "folio-3", "folio-4", "folio-5"]
     p1 = by_id["folio-1"]
-    assert [p.formal for p in p1.premises][0] == "∀ x, DrinkRegularly x coffee → IsDependentOn x caffeine"
+    assert p1.premises[0].formal == "∀ x, DrinkRegularly x coffee → IsDependentOn x caffeine"
     assert p1.goal == "IsDependentOn rina caffeine" and p1.answer_label == "True"
     assert p1.premises[2].text == "Rina regularly drinks coffee."
     assert by_id["folio-3"].premises[0].formal == "Xor' (Tall tom) (Short tom)"  # ⊕, v1 lists

@@ -83,7 +83,7 @@ def folio_to_lean(text: str, names: _Names | None = None) -> str:
 def problem_from_folio_record(rec: dict[str, Any], index: int = 0) -> Problem:
     """Map one FOLIO record; ValueError naming the field when it cannot be formalised."""
     if not isinstance(rec, dict):
-        raise ValueError("a FOLIO record must be a JSON object")
+        raise ValueError("a FOLIO record must be a JSON object")  # noqa: TRY004 - a bad record, skipped
     for key in ("premises-FOL", "conclusion-FOL", "label"):
         if rec.get(key) in (None, "", []):
             raise ValueError(f"missing field {key!r}")

@@ -10,9 +10,19 @@ Layers, each usable alone:
 """
 
 from prosfi.eval.evaluate import EvalResult, evaluate, read_records, read_summary
-from prosfi.eval.generate import (EndpointConfig, EndpointError, Generation, GenerationConfig, PromptSettings,
-                                  build_prompts, generate_endpoint, generate_hf, generate_vllm, load_hf,
-                                  read_completions)
+from prosfi.eval.generate import (
+                                  EndpointConfig,
+                                  EndpointError,
+                                  Generation,
+                                  GenerationConfig,
+                                  PromptSettings,
+                                  build_prompts,
+                                  generate_endpoint,
+                                  generate_hf,
+                                  generate_vllm,
+                                  load_hf,
+                                  read_completions,
+)
 from prosfi.eval.metrics import metrics, summarize
 from prosfi.eval.scoring import score_generations
 from prosfi.eval.sources import Source, SpecError, group_of, load_source, load_sources

@@ -42,7 +42,7 @@ class EvalCallback(TrainerCallback):
         self.trainer = None
         self.history: list[dict[str, Any]] = []
 
-    def attach(self, trainer) -> "EvalCallback":
+    def attach(self, trainer) -> EvalCallback:
         """Register with a trainer (the callback logs through it)."""
         self.trainer = trainer
         trainer.add_callback(self)
@@ -67,8 +67,12 @@ class EvalCallback(TrainerCallback):
         model = acc.unwrap_model(trainer.model)
         tok = trainer.processing_class
         share = self.problems[acc.process_index::acc.num_processes]
+        # every process runs the same number of generate() calls (ZeRO-3 gathers weights in lockstep):
+        # pad the short shares with a repeat, dropped before scoring
+        size = -(-len(self.problems) // acc.num_processes)
+        padded = share + [self.problems[0]] * (size - len(share))
         cfg = GenerationConfig(n=1, temperature=0.0, max_new_tokens=self.max_new_tokens, batch_size=self.batch_size)
-        gens = generate_hf(share, model, tok, cfg, self.settings, progress=False) if share else []
+        gens = generate_hf(padded, model, tok, cfg, self.settings, progress=False)[:len(share)]
         records = score_generations(share, gens, self.verifier, self.reward_config, self.chain_config)
         for r in records:
             r.pop("completion", None)
@@ -106,7 +110,7 @@ def held_out(problems: list, script: Any) -> list:
 
     try:
         training = from_script_args(script)
-    except Exception as exc:  # e.g. a hub dataset unreachable here: keep the set, say why it is unchecked
+    except Exception as exc:  # noqa: BLE001 - e.g. a hub dataset unreachable here: keep the set, say why
         log.warning("eval_data: cannot rebuild the training problems to check overlap (%s)", exc)
         return problems
     shared = set(overlap(problems, training))

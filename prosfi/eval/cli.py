@@ -230,13 +230,13 @@ def held_out_notes(problems: Sequence, recipe: str | None) -> list[str]:
     script = resolve(recipe, [], dry_run=True).script
     try:
         training = from_script_args(script)
-    except Exception as exc:  # a hub dataset not reachable here: say so rather than fail the evaluation
+    except Exception as exc:  # noqa: BLE001 - a hub dataset not reachable here: say so, do not fail
         return [f"held-out check skipped: cannot rebuild the training problems of {recipe} ({exc})"]
     shared = overlap(problems, training)
     if not shared:
         return []
-    return [f"{len(shared)} of {len(problems)} evaluated problems have the same premises and goal as a training "
-            f"problem of {recipe} (e.g. {', '.join(shared[:3])}): not held out"]
+    return [(f"{len(shared)} of {len(problems)} evaluated problems have the same premises and goal as a training "
+             f"problem of {recipe} (e.g. {', '.join(shared[:3])}): not held out")]
 
 
 __all__ = ["add_arguments", "add_generation_arguments", "add_source_arguments", "generation_config",

@@ -50,7 +50,7 @@ def paired_bootstrap(a: np.ndarray, b: np.ndarray, n_boot: int = 10_000, seed: i
     else:
         other = np.mean(means <= 0) if mean > 0 else np.mean(means >= 0)
         p = float(min(1.0, 2 * other))
-    return {"n": int(len(d)), "diff": round(mean, 4), "diff_ci": [round(float(lo), 4), round(float(hi), 4)],
+    return {"n": len(d), "diff": round(mean, 4), "diff_ci": [round(float(lo), 4), round(float(hi), 4)],
             "p": round(p, 4)}
 
 

@@ -21,10 +21,10 @@ def score_generations(problems: Mapping[str, Problem] | Sequence[Problem], gener
     """Score every generation against its problem; a generation for an unknown problem id gets a
     record with `reason: "unknown problem"` and no group (it is left out of the metrics). The chain is
     always checked: a reward mode that would skip it (format, outcome) scores as prosfi."""
+    import dataclasses
+
     from prosfi.rewards.config import RewardConfig
     from prosfi.rewards.score import score_batch
-
-    import dataclasses
 
     by_id = problems if isinstance(problems, Mapping) else {p.id: p for p in problems}
     reward_config = reward_config or RewardConfig(mode="prosfi")

@@ -120,7 +120,8 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
             src.problems += _tag(generate(KKConfig(people=n), per_group, seed + 1000 * n), "kk", n)
         return _unique(src)
     if kind == "fol":
-        from prosfi.data.pqa_gen import FOLGenConfig, generate as fol_generate
+        from prosfi.data.pqa_gen import FOLGenConfig
+        from prosfi.data.pqa_gen import generate as fol_generate
 
         src = Source("fol", spec)
         for i, level in enumerate(_levels(rest)):
