@@ -126,3 +126,12 @@ def test_eval_curves_during_training(tiny_model, tmp_path):
     assert [r["step"] for r in evals] == [0, 1, 2]  # before training and after every step
     assert all(0 <= r["eval_reward_hit"] <= 1 and r["eval_mean_tokens"] <= 16 for r in evals)
     assert [r["step"] for r in rows if "loss" in r] == [1, 2]  # the training rows are still logged
+
+
+def test_evaluate_checkpoint_in_one_call(tiny_model, tmp_path):
+    from prosfi.eval import GenerationConfig, evaluate_checkpoint
+
+    result = evaluate_checkpoint(tiny_model, ["kk:3"], count=2, config=GenerationConfig(max_new_tokens=8),
+                                 out_dir=tmp_path, label="before", plots=False)
+    assert result.summary["model"] == "before" and result.summary["n_completions"] == 2
+    assert result.summary["groups"][0]["source"] == "kk" and (tmp_path / "summary.md").exists()
