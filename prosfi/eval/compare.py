@@ -84,7 +84,7 @@ def compare(dirs: Sequence[str | Path], n_boot: int = 10_000, seed: int = 0) -> 
                 tests.append({"run": run["label"], "baseline": runs[0]["label"],
                               "source": None if group is None else group[0],
                               "difficulty": None if group is None else group[1], "metric": metric, **res})
-    return {"runs": runs, "tests": tests}
+    return {"runs": runs, "tests": tests, "n_boot": n_boot}
 
 
 def _pct(v: float | None) -> str:
@@ -118,7 +118,11 @@ def to_markdown(result: dict[str, Any]) -> str:
         group = "overall" if t["source"] is None else f"{t['source']} {t['difficulty'] or ''}".strip()
         ci = "–" if t["diff_ci"] is None else f"[{100 * t['diff_ci'][0]:+.1f}, {100 * t['diff_ci'][1]:+.1f}]"
         diff = "–" if t["diff"] is None else f"{100 * t['diff']:+.1f}"
-        p = "–" if t["p"] is None else (f"{t['p']:.3f}" + (" *" if t["p"] < 0.05 else ""))
+        n_boot = result.get("n_boot", 10_000)
+        if t["p"] is None:
+            p = "–"
+        else:  # a p of 0 means no resample crossed zero: below the bootstrap's resolution
+            p = (f"< {1 / n_boot:g}" if t["p"] == 0 else f"{t['p']:.3f}") + (" *" if t["p"] < 0.05 else "")
         out.append(f"| {t['run']} | {group} | {t['metric']} | {t['n']} | {diff} | {ci} | {p} |")
     out += ["", "`*`: p < 0.05 (two-sided paired bootstrap over problems)."]
     return "\n".join(out) + "\n"
@@ -141,7 +145,8 @@ def run_compare(dirs: Sequence[str], output: str | None = None, n_boot: int = 10
 
         plot_summaries([r["summary"] for r in result["runs"]], out)
     slim = {"runs": [{"dir": r["dir"], "label": r["label"], "overall": r["summary"].get("overall"),
-                      "groups": r["summary"].get("groups")} for r in result["runs"]], "tests": result["tests"]}
+                      "groups": r["summary"].get("groups")} for r in result["runs"]], "tests": result["tests"],
+            "n_boot": result["n_boot"]}
     (out / "compare.json").write_text(json.dumps(slim, indent=2) + "\n", encoding="utf-8")
     (out / "compare.md").write_text(text, encoding="utf-8")
     print(f"[prosfi eval compare] wrote {out}/compare.md, compare.json" + (", plots" if plots else ""),
