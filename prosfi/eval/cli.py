@@ -107,14 +107,14 @@ def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = N
     --completions. Raises ValueError for a missing companion flag."""
     from prosfi.eval import generate as gen
 
-    cfg = generation_config(args)
-    settings = gen.PromptSettings.from_recipe(args.recipe)
-    progress = not args.no_progress
-    if args.completions:
+    if args.completions:  # samples and their number come from the file
         path = args.completions
         if not os.path.isfile(path):
             raise ValueError(f"--completions: no such file {path!r}")
         return (lambda problems: gen.read_completions(path)), None
+    cfg = generation_config(args)
+    settings = gen.PromptSettings.from_recipe(args.recipe)
+    progress = not args.no_progress
     if args.endpoint:
         if not args.served_model:
             raise ValueError("--endpoint needs --served-model NAME (the model name the server serves)")

@@ -43,6 +43,8 @@ class GenerationConfig:
             raise ValueError(f"GenerationConfig.max_new_tokens must be >= 1, got {self.max_new_tokens}")
         if self.temperature is not None and self.temperature < 0:
             raise ValueError(f"GenerationConfig.temperature must be >= 0, got {self.temperature}")
+        if self.n > 1 and self.temperature == 0:
+            raise ValueError("GenerationConfig: n > 1 samples need temperature > 0 (greedy samples are all the same)")
 
     @property
     def effective_temperature(self) -> float:
