@@ -118,10 +118,12 @@ def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = N
     if args.endpoint:
         if not args.served_model:
             raise ValueError("--endpoint needs --served-model NAME (the model name the server serves)")
-        endpoint = gen.EndpointConfig(args.endpoint, args.served_model, concurrency=args.concurrency,
+        from prosfi.eval.endpoint import EndpointConfig, generate_endpoint
+
+        endpoint = EndpointConfig(args.endpoint, args.served_model, concurrency=args.concurrency,
                                       retries=args.retries, timeout_s=args.request_timeout)
         cache = args.cache or (Path(out_dir) / "requests.jsonl" if out_dir else None)
-        return (lambda problems: gen.generate_endpoint(problems, endpoint, cfg, settings, cache, progress)), \
+        return (lambda problems: generate_endpoint(problems, endpoint, cfg, settings, cache, progress)), \
             args.served_model
     if args.model:
         if args.engine == "vllm":
@@ -163,8 +165,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_eval(args: argparse.Namespace) -> int:
+    from prosfi.eval.endpoint import EndpointError
     from prosfi.eval.evaluate import evaluate
-    from prosfi.eval.generate import EndpointError
     from prosfi.rewards.config import RewardConfig
     from prosfi.verify.cli import verifier_config
     from prosfi.verify.verifier import Verifier
