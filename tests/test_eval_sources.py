@@ -87,3 +87,21 @@ def test_ascii_identifier():
     assert ascii_identifier("Zürich") == "Zurich"
     assert ascii_identifier("東") == "u6771"
     assert ascii_identifier("plain") == "plain"
+
+
+def test_readme_eval_commands_parse():
+    """Every `prosfi eval` command the README shows is accepted by the parser (flags cannot drift)."""
+    import argparse
+    import shlex
+
+    from prosfi.eval.cli import add_arguments
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("<!-- SECTION:eval -->")[1].split("<!-- /SECTION:eval -->")[0]
+    commands = [line.split("#")[0].strip() for line in section.splitlines() if line.startswith("prosfi eval")]
+    assert len(commands) >= 5
+    for command in commands:
+        parser = argparse.ArgumentParser(prog="prosfi eval", exit_on_error=False)
+        add_arguments(parser)
+        args = parser.parse_args(shlex.split(command)[2:])
+        assert args.data or args.compare[:1] == ["compare"], command
