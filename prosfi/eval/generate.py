@@ -145,26 +145,29 @@ def generate_hf(problems: Sequence[Problem], model, tokenizer=None, config: Gene
     eos = {tokenizer.eos_token_id, tokenizer.pad_token_id} - {None}
     was_training = model.training
     model.eval()
-    out: list[Generation] = []
+    # batches of similar prompt lengths waste less on padding; results go back in problem order
+    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+    slots: list[list[Generation]] = [[] for _ in problems]
     bar = _progress(len(problems) * cfg.n, "generating", progress)
     try:
-        for start in range(0, len(prompts), cfg.batch_size):
-            batch = prompts[start:start + cfg.batch_size]
-            enc = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
+        for start in range(0, len(order), cfg.batch_size):
+            idx = order[start:start + cfg.batch_size]
+            enc = tokenizer([prompts[i] for i in idx], return_tensors="pt", padding=True,
+                            add_special_tokens=False).to(device)
             with torch.no_grad():
                 seqs = model.generate(**enc, **gen_kwargs)
             new = seqs[:, enc["input_ids"].shape[1]:].tolist()
             for j, ids in enumerate(new):
-                problem = problems[start + j // cfg.n]
+                i = idx[j // cfg.n]
                 n_tokens = next((k for k, t in enumerate(ids) if t in eos), len(ids))
                 text = tokenizer.decode(ids[:n_tokens], skip_special_tokens=True)
-                out.append(Generation(problem.id, j % cfg.n, text, n_tokens))
+                slots[i].append(Generation(problems[i].id, j % cfg.n, text, n_tokens))
             bar.update(len(new))
     finally:
         bar.close()
         if was_training:
             model.train()
-    return out
+    return [g for slot in slots for g in slot]
 
 
 # --- vLLM ---------------------------------------------------------------------------------------------------
