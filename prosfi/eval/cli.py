@@ -184,6 +184,8 @@ def _run_eval(args: argparse.Namespace) -> int:
             msg = f"[prosfi eval] {s.spec}: {len(s.problems)} problems"
             if s.skipped:
                 msg += f", {len(s.skipped)} records skipped (first: {s.skipped[0][0]}: {s.skipped[0][1]})"
+            if s.notes:
+                msg += f"; {s.notes[0]}"
             print(msg, file=sys.stderr)
         for n in notes:
             print(f"[prosfi eval] warning: {n}", file=sys.stderr)

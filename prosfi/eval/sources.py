@@ -245,12 +245,13 @@ def folio_label_notes(problems: Sequence[Problem], verifier) -> list[str]:
     labels = verified_labels(problems, verifier)
     notes = []
     for p, label in zip(problems, labels):
+        p.extra["verifier_label"] = label
         if label is not None and label != p.answer_label:
-            p.extra["verifier_label"] = label
             notes.append(f"{p.id}: gold label {p.answer_label}, verifier says {label}")
-        elif label is None:
-            p.extra["verifier_label"] = None
-    return notes
+    undecided = sum(label is None for label in labels)
+    head = (f"{problems[0].source or 'gold'} labels: {len(problems) - len(notes) - undecided} of {len(problems)} "
+            f"confirmed by the verifier, {len(notes)} disagree, {undecided} undecided")
+    return [head] + notes
 
 
 def content_key(problem: Problem) -> tuple:
