@@ -219,7 +219,8 @@ def _run_eval(args: argparse.Namespace) -> int:
 
 def _generation_info(args: argparse.Namespace) -> dict[str, Any]:
     return {"source": "completions" if args.completions else "endpoint" if args.endpoint else "model",
-            "engine": args.engine if args.model else None, "n": args.n, "temperature": args.temperature,
+            "engine": args.engine if args.model else None, "n": args.n,
+            "temperature": None if args.completions else generation_config(args).effective_temperature,
             "max_new_tokens": args.max_new_tokens, "seed": args.seed, "recipe": args.recipe}
 
 
