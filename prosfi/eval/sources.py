@@ -107,7 +107,8 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
     by the FOLIO loader to compare FOLIO's gold labels with the verifier's."""
     spec = spec.strip()
     kind, sep, rest = spec.partition(":")
-    if not sep or (len(kind) == 1 and rest.startswith(("\\", "/"))):  # a bare path (or C:\...)
+    known = ("jsonl", "kk", "fol", "proverqa", "kkhub", "kk_hub", "folio")
+    if not sep or (kind not in known and Path(spec).exists()):  # a bare path (even one with a colon)
         kind, rest = "jsonl", spec
     per_group = count if limit is None else min(count, limit)
     if kind == "jsonl":
