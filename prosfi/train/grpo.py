@@ -156,6 +156,11 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
                 callbacks=[recorder],
             )
             install_console(trainer, "grpo")
+            from prosfi.eval.callback import from_script as eval_callback
+
+            evaluator = eval_callback(script, training, verifier)  # recipe key eval_data: eval curves
+            if evaluator is not None:
+                evaluator.attach(trainer)
             trainer.train(resume_from_checkpoint=training.resume_from_checkpoint)
             trainer.save_model(str(out))
             write_model_card(trainer, out, model_args.model_name_or_path,
