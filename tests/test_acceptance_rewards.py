@@ -22,7 +22,7 @@ import pytest
 from prosfi.data.problem import Premise, Problem
 from prosfi.rewards import RewardConfig, make_reward_funcs, read_audit, score_batch
 from prosfi.verify import Verifier, VerifierConfig
-from prosfi.verify.chain import ChainConfig
+from prosfi.chain import ChainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMAT, WRONG, UNVERIFIED, TOP = 0.0, 0.1, 0.3, 1.0

@@ -103,6 +103,13 @@ def prompt_messages(problem: Problem, system_prompt: str = SYSTEM_PROMPT, few_sh
     return msgs
 
 
+def to_sft_row(problem: Problem, completion: str, system_prompt: str | None = None,
+               few_shot: int = 0) -> dict:
+    """A conversational SFT row: the prompt messages plus the assistant's completion."""
+    return {"prompt": prompt_messages(problem, system_prompt or SYSTEM_PROMPT, few_shot),
+            "completion": [{"role": "assistant", "content": completion}]}
+
+
 def gold_answer(problem: Problem) -> str:
     from prosfi.data.gold import answer_text
 

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from prosfi.rewards.audit import AuditLog
     from prosfi.rewards.config import RewardConfig
     from prosfi.rewards.score import ScoreResult, score_batch
-    from prosfi.verify.chain import ChainConfig
+    from prosfi.chain import ChainConfig
 
     try:
         problems = {p.id: p for p in read_problems(args.problems)}

@@ -20,7 +20,7 @@ from prosfi.rewards.config import ALL_MODES, RewardConfig
 from prosfi.rewards.metrics import EXTRA_COLUMN, batch_metrics, cache_hit_rate, summaries
 from prosfi.rewards.score import ScoreResult, _Scoring
 from prosfi.trace.extract import completion_text
-from prosfi.verify.chain import ChainConfig
+from prosfi.chain import ChainConfig
 
 log = logging.getLogger(__name__)
 
