@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from prosfi.chain.config import ChainConfig
-from prosfi.chain.shape import facts, is_literal, literals
+from prosfi.chain.shape import facts, is_fact, is_literal, literals
 from prosfi.chain.uncertain import GoalScope, goal_scope
 from prosfi.data.problem import Problem
 from prosfi.logic import FormulaError, canonical, parse
@@ -79,6 +79,7 @@ class Parsed(NamedTuple):
     literals: frozenset[str] = frozenset()  # canonical forms of its literal conjuncts
     predicates: frozenset[str] = frozenset()
     constants: frozenset[str] = frozenset()
+    fact: bool = False  # a literal or a conjunction of literals (not a rule)
 
 
 class Formulas:
@@ -99,7 +100,7 @@ class Formulas:
                 hit = Parsed(canonical(f), frozenset(s.name for s in syms), "", is_literal(f), facts(f),
                              frozenset(canonical(g) for g in literals(f)),
                              frozenset(s.name for s in syms if s.role == "pred"),
-                             frozenset(s.name for s in syms if s.role == "const"))
+                             frozenset(s.name for s in syms if s.role == "const"), is_fact(f))
             except FormulaError as exc:
                 hit = Parsed(None, frozenset(), f"does not parse: {exc}", False)
             except RecursionError:
@@ -156,6 +157,7 @@ class ChainCheck:
         self._unused: dict[tuple[int, str], Entailment] = {}  # (step, dropped citation) -> check
         self._equiv: dict[tuple[int, int], tuple[Entailment, Entailment]] = {}
         self._scope: GoalScope | None = None  # set when an Uncertain claim is to be verified
+        self._carried: dict[str, list[str]] = {}  # step id -> premise rules its conclusion carries on
 
     def _claim_targets(self) -> list[str]:
         if not self.claim.ok or not self.establish:
@@ -236,11 +238,14 @@ class ChainCheck:
             if fresh:
                 return StepResult(step.id, REJECTED, f"fresh symbol {', '.join(fresh)} (reject_fresh_symbols): "
                                   "named nowhere in the problem or the citations")
-        if cfg.max_rules:
-            rules = [d for d, p in zip(deps, cited) if d in self.premises and not p.literal]
-            if len(rules) > cfg.max_rules:
-                return StepResult(step.id, REJECTED, f"combines {len(rules)} premise rules {', '.join(rules)} "
-                                  f"(max_rules {cfg.max_rules}): one step, one small inference")
+        rules = [r for d, p in zip(deps, cited)
+                 for r in (([] if p.fact else [d]) if d in self.premises else self._carried.get(d, []))]
+        # a conclusion that is not a plain result (a rule with more than one fact, e.g. a bundle of a
+        # premise rule with something else) passes the premise rules it cites on to the steps citing it
+        self._carried[step.id] = rules if not shape.fact and shape.facts >= 2 else []
+        if cfg.max_rules and len(rules) > cfg.max_rules:
+            return StepResult(step.id, REJECTED, f"applies {len(rules)} premise rules {', '.join(rules)} "
+                              f"(max_rules {cfg.max_rules}): one step, one premise rule")
         if cfg.max_weight:
             weight = sum(1 if d in self.premises else p.facts for d, p in zip(deps, cited))
             if weight > cfg.max_weight:

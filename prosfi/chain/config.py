@@ -30,9 +30,11 @@ class ChainConfig:
                   "(bundles of bundles). 0 turns the guard off."},
     )
     max_rules: int = field(
-        default=2,
-        metadata={"help": "A step may cite at most this many problem premises that are not literals (rules, "
-                  "statements): one step combines two rules, never a whole proof. 0 turns the guard off."},
+        default=1,
+        metadata={"help": "A step may apply at most this many premise rules (premises other than a literal or "
+                  "a conjunction of literals), cited directly or carried in a cited step that restates a rule "
+                  "with other facts (a bundle). One step applies one rule to facts and earlier results; to "
+                  "combine two rules, derive one first (an instance, a contrapositive). 0 turns the guard off."},
     )
     reject_unused: bool = field(
         default=True,

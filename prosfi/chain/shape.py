@@ -115,6 +115,18 @@ def is_literal(f: ast.Formula) -> bool:
     return isinstance(f, ast.Eq) and f.left != f.right
 
 
+def is_fact(f: ast.Formula) -> bool:
+    """A literal or a conjunction of literals: a fact, not a rule."""
+    stack = [f]
+    while stack:
+        g = stack.pop()
+        if isinstance(g, ast.And):
+            stack.extend((g.left, g.right))
+        elif not is_literal(g):
+            return False
+    return True
+
+
 def literals(f: ast.Formula) -> list[ast.Formula]:
     """The literal conjuncts of `f` (flattening `∧`): what a step concluding `f` shows outright."""
     out, stack = [], [f]
@@ -127,4 +139,4 @@ def literals(f: ast.Formula) -> list[ast.Formula]:
     return out
 
 
-__all__ = ["TOO_MANY", "facts", "is_literal", "literals"]
+__all__ = ["TOO_MANY", "facts", "is_fact", "is_literal", "literals"]
