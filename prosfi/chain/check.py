@@ -196,7 +196,7 @@ class ChainCheck:
             deps = dict.fromkeys(step.dependencies)
             cited = {d: self._formula_of(d) for d in deps}
             self._step_checks[i] = Entailment(cited, step.conclusion, id=step.id)
-        if self._scope is not None:
+        if self._scope is not None and not self._scope.error:
             self._reject_irrelevant(step_index)
         if verify_uncertain:
             goal = self.problem.goal
