@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from prosfi.chain.config import ChainConfig
-from prosfi.chain.shape import facts, is_fact, is_literal, literals
+from prosfi.chain.shape import facts, is_fact, is_literal, literals, small_countermodel
 from prosfi.chain.uncertain import GoalScope, goal_scope
 from prosfi.data.problem import Problem
 from prosfi.logic import FormulaError, canonical, parse
@@ -80,6 +80,7 @@ class Parsed(NamedTuple):
     predicates: frozenset[str] = frozenset()
     constants: frozenset[str] = frozenset()
     fact: bool = False  # a literal or a conjunction of literals (not a rule)
+    formula: object = None  # the parsed formula
 
 
 class Formulas:
@@ -90,6 +91,8 @@ class Formulas:
         self._memo: dict[str, Parsed] = {}
         self._premises: dict[int, tuple[Problem, dict[str, str]]] = {}
         self._symbols: dict[int, tuple[Problem, frozenset[str]]] = {}
+        self._countermodels: dict[tuple, bool] = {}
+        self.shapes: dict[tuple, tuple] = {}  # ChainCheck._shape results (a group repeats its steps)
 
     def get(self, text: str) -> Parsed:
         hit = self._memo.get(text)
@@ -100,7 +103,7 @@ class Formulas:
                 hit = Parsed(canonical(f), frozenset(s.name for s in syms), "", is_literal(f), facts(f),
                              frozenset(canonical(g) for g in literals(f)),
                              frozenset(s.name for s in syms if s.role == "pred"),
-                             frozenset(s.name for s in syms if s.role == "const"), is_fact(f))
+                             frozenset(s.name for s in syms if s.role == "const"), is_fact(f), f)
             except FormulaError as exc:
                 hit = Parsed(None, frozenset(), f"does not parse: {exc}", False)
             except RecursionError:
@@ -119,6 +122,16 @@ class Formulas:
             hit = (problem, {pid: c for pid, c in forms.items() if c is not None})
             self._premises[id(problem)] = hit
         return hit[1]
+
+    def small_countermodel(self, premises: tuple[str, ...], conclusion: str) -> bool:
+        """`shape.small_countermodel` on texts that parse (memoised: a group repeats its steps)."""
+        key = (premises, conclusion)
+        hit = self._countermodels.get(key)
+        if hit is None:
+            forms = [self.get(t).formula for t in (*premises, conclusion)]
+            hit = None not in forms and small_countermodel(forms[:-1], forms[-1])
+            self._countermodels[key] = hit
+        return hit
 
     def problem_symbols(self, problem: Problem) -> frozenset[str]:
         """Every symbol name of the problem's premises, goal and atoms (what a conclusion may name)."""
@@ -230,33 +243,14 @@ class ChainCheck:
             return StepResult(step.id, REJECTED, f"cites {n} ids (max_dependencies {cfg.max_dependencies})")
         if c is None:
             return StepResult(step.id, Status.ERROR.value, f"conclusion {err}")
-        shape = self.formulas.get(step.conclusion)
-        cited = [self.formulas.get(self._formula_of(d)) for d in deps]
-        if cfg.reject_fresh_symbols:
-            known = self.formulas.problem_symbols(self.problem).union(*(p.symbols for p in cited))
-            fresh = sorted(shape.symbols - known)
-            if fresh:
-                return StepResult(step.id, REJECTED, f"fresh symbol {', '.join(fresh)} (reject_fresh_symbols): "
-                                  "named nowhere in the problem or the citations")
-        rules = [r for d, p in zip(deps, cited)
-                 for r in (([] if p.fact else [d]) if d in self.premises else self._carried.get(d, []))]
-        # a conclusion that is not a plain result (a rule with more than one fact, e.g. a bundle of a
-        # premise rule with something else) passes the premise rules it cites on to the steps citing it
-        self._carried[step.id] = rules if not shape.fact and shape.facts >= 2 else []
-        if cfg.max_rules and len(rules) > cfg.max_rules:
-            return StepResult(step.id, REJECTED, f"applies {len(rules)} premise rules {', '.join(rules)} "
-                              f"(max_rules {cfg.max_rules}): one step, one premise rule")
-        if cfg.max_weight:
-            weight = sum(1 if d in self.premises else p.facts for d, p in zip(deps, cited))
-            if weight > cfg.max_weight:
-                return StepResult(step.id, REJECTED, f"weight {weight} (max_weight {cfg.max_weight}): its "
-                                  "citations carry too many facts for one small inference")
-        if cfg.max_conjuncts:
-            bound = max([cfg.max_conjuncts] + [p.facts for p in cited])
-            if shape.facts > bound:
-                return StepResult(step.id, REJECTED, f"concludes {min(shape.facts, 999)} facts (max_conjuncts "
-                                  f"{cfg.max_conjuncts}, or as many as one citation states): a bundle, not one "
-                                  "inference")
+        refs = tuple((d, d in self.premises, self._formula_of(d), tuple(self._carried.get(d, ()))) for d in deps)
+        key = (id(self.problem), id(cfg), step.conclusion, refs)
+        hit = self.formulas.shapes.get(key)
+        if hit is None or hit[0] is not self.problem:
+            hit = self.formulas.shapes[key] = (self.problem, *self._shape(step.conclusion, refs))
+        _, why, self._carried[step.id] = hit
+        if why:
+            return StepResult(step.id, REJECTED, why)
         if cfg.reject_restatement:
             for d in step.dependencies:
                 if self._canon.get(d) == c:
@@ -264,6 +258,38 @@ class ChainCheck:
         if cfg.reject_repeat and c in seen:
             return StepResult(step.id, REJECTED, f"repeats {seen[c]}")
         return None
+
+    def _shape(self, conclusion: str, refs: tuple) -> tuple[str, list[str]]:
+        """The guards on what one step may pack: (why it is rejected or "", the premise rules its
+        conclusion carries on). A pure function of the problem, the conclusion and the citations."""
+        cfg = self.config
+        shape = self.formulas.get(conclusion)
+        cited = [self.formulas.get(text) for _, _, text, _ in refs]
+        rules = [r for (d, premise, _, carried), p in zip(refs, cited)
+                 for r in (([] if p.fact else [d]) if premise else carried)]
+        # a conclusion that is not a plain result (a rule with more than one fact, e.g. a bundle of a
+        # premise rule with something else) passes the premise rules it cites on to the steps citing it
+        carried = rules if not shape.fact and shape.facts >= 2 else []
+        if cfg.reject_fresh_symbols:
+            fresh = sorted(shape.symbols.difference(self.formulas.problem_symbols(self.problem),
+                                                    *(p.symbols for p in cited)))
+            if fresh:
+                return (f"fresh symbol {', '.join(fresh)} (reject_fresh_symbols): named nowhere in the problem "
+                        "or the citations"), carried
+        if cfg.max_rules and len(rules) > cfg.max_rules:
+            return (f"applies {len(rules)} premise rules {', '.join(rules)} (max_rules {cfg.max_rules}): one "
+                    "step, one premise rule"), carried
+        if cfg.max_weight:
+            weight = sum(1 if premise else p.facts for (_, premise, _, _), p in zip(refs, cited))
+            if weight > cfg.max_weight:
+                return (f"weight {weight} (max_weight {cfg.max_weight}): its citations carry too many facts "
+                        "for one small inference"), carried
+        if cfg.max_conjuncts:
+            bound = max([cfg.max_conjuncts] + [p.facts for p in cited])
+            if shape.facts > bound:
+                return (f"concludes {min(shape.facts, 999)} facts (max_conjuncts {cfg.max_conjuncts}, or as many "
+                        "as one citation states): a bundle, not one inference"), carried
+        return "", carried
 
     def _reject_irrelevant(self, step_index: dict[str, int]) -> None:
         """Uncertain claims (`uncertain: verify`): every step must bear on the goal (module docstring
@@ -314,6 +340,8 @@ class ChainCheck:
                     continue
                 for d in cited:
                     rest = {k: v for k, v in cited.items() if k != d}
+                    if self.formulas.small_countermodel(tuple(rest.values()), self.steps[i].conclusion):
+                        continue  # `d` is needed: the rest has a one-element countermodel
                     self._unused[(i, d)] = Entailment(rest, self.steps[i].conclusion, id=f"{self.steps[i].id}-{d}")
         if self.config.goal_by_equivalence:
             proved_canon = {self.formulas.canonical(self.steps[i].conclusion) for i in proved}

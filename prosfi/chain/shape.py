@@ -21,7 +21,7 @@ def facts(f: ast.Formula, limit: int = 64) -> int:
     """Clauses in a CNF of `f` after dropping tautologies and subsumed clauses; `TOO_MANY` when
     the CNF would exceed `limit` clauses at any point."""
     try:
-        clauses = _cnf(f, True, limit)
+        clauses = _CNF(limit).cnf(f, True)
     except _Overflow:
         return TOO_MANY
     except RecursionError:
@@ -37,35 +37,46 @@ _TRUE: frozenset = frozenset()  # no clauses
 _FALSE: frozenset = frozenset({frozenset()})  # the empty clause
 
 
-def _cnf(f, positive: bool, limit: int) -> frozenset:
-    kind = type(f)
-    if kind is ast.Pred or kind is ast.Eq:
-        return frozenset({frozenset({(f, positive)})})
-    if kind is ast.Top:
-        return _TRUE if positive else _FALSE
-    if kind is ast.Bottom:
-        return _FALSE if positive else _TRUE
-    if kind is ast.Not:
-        return _cnf(f.body, not positive, limit)
-    if kind is ast.Forall or kind is ast.Exists:
-        return _cnf(f.body, positive, limit)
-    a, b = f.left, f.right
-    if kind is ast.And:
-        return _and(_cnf(a, True, limit), _cnf(b, True, limit), limit) if positive else \
-            _or(_cnf(a, False, limit), _cnf(b, False, limit), limit)
-    if kind is ast.Or:
-        return _or(_cnf(a, True, limit), _cnf(b, True, limit), limit) if positive else \
-            _and(_cnf(a, False, limit), _cnf(b, False, limit), limit)
-    if kind is ast.Implies:  # ¬a ∨ b; negated: a ∧ ¬b
-        return _or(_cnf(a, False, limit), _cnf(b, True, limit), limit) if positive else \
-            _and(_cnf(a, True, limit), _cnf(b, False, limit), limit)
-    same = (kind is ast.Iff) == positive  # a ↔ b, or ¬ (a ⊕ b)
-    if same:  # (¬a ∨ b) ∧ (a ∨ ¬b)
-        return _and(_or(_cnf(a, False, limit), _cnf(b, True, limit), limit),
-                    _or(_cnf(a, True, limit), _cnf(b, False, limit), limit), limit)
-    # (a ∨ b) ∧ (¬a ∨ ¬b)
-    return _and(_or(_cnf(a, True, limit), _cnf(b, True, limit), limit),
-                _or(_cnf(a, False, limit), _cnf(b, False, limit), limit), limit)
+class _CNF:
+    """CNF by structural recursion, memoised per (node, polarity): `↔` and `⊕` visit each side in
+    both polarities, so without the memo nested ones cost exponential time."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.memo: dict[tuple[int, bool], frozenset] = {}
+        self.keep: list = []  # nodes memoised by id stay alive for the call
+
+    def cnf(self, f, positive: bool) -> frozenset:
+        key = (id(f), positive)
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = self._cnf(f, positive)
+            self.keep.append(f)
+        return hit
+
+    def _cnf(self, f, positive: bool) -> frozenset:
+        kind, cnf, limit = type(f), self.cnf, self.limit
+        if kind is ast.Pred or kind is ast.Eq:
+            return frozenset({frozenset({(f, positive)})})
+        if kind is ast.Top:
+            return _TRUE if positive else _FALSE
+        if kind is ast.Bottom:
+            return _FALSE if positive else _TRUE
+        if kind is ast.Not:
+            return cnf(f.body, not positive)
+        if kind is ast.Forall or kind is ast.Exists:
+            return cnf(f.body, positive)
+        a, b = f.left, f.right
+        if kind is ast.And:
+            return _and(cnf(a, True), cnf(b, True), limit) if positive else _or(cnf(a, False), cnf(b, False), limit)
+        if kind is ast.Or:
+            return _or(cnf(a, True), cnf(b, True), limit) if positive else _and(cnf(a, False), cnf(b, False), limit)
+        if kind is ast.Implies:  # ¬a ∨ b; negated: a ∧ ¬b
+            return _or(cnf(a, False), cnf(b, True), limit) if positive else _and(cnf(a, True), cnf(b, False), limit)
+        if (kind is ast.Iff) == positive:  # a ↔ b, or ¬ (a ⊕ b): (¬a ∨ b) ∧ (a ∨ ¬b)
+            return _and(_or(cnf(a, False), cnf(b, True), limit), _or(cnf(a, True), cnf(b, False), limit), limit)
+        # a ⊕ b, or ¬ (a ↔ b): (a ∨ b) ∧ (¬a ∨ ¬b)
+        return _and(_or(cnf(a, True), cnf(b, True), limit), _or(cnf(a, False), cnf(b, False), limit), limit)
 
 
 def _and(x: frozenset, y: frozenset, limit: int) -> frozenset:
@@ -78,7 +89,7 @@ def _and(x: frozenset, y: frozenset, limit: int) -> frozenset:
 
 
 def _or(x: frozenset, y: frozenset, limit: int) -> frozenset:
-    if len(x) * len(y) > limit * limit:
+    if len(x) * len(y) > 4 * limit:  # bounds the work: a product this big is never one small inference
         raise _Overflow
     out = set()
     for c in x:
@@ -139,4 +150,67 @@ def literals(f: ast.Formula) -> list[ast.Formula]:
     return out
 
 
-__all__ = ["TOO_MANY", "facts", "is_fact", "is_literal", "literals"]
+def _holds(f, true: frozenset[str]) -> bool:
+    """Truth of `f` in the one-element model where exactly the predicates in `true` hold (every
+    constant and variable denotes the one element, so `=` holds and quantifiers are transparent)."""
+    kind = type(f)
+    if kind is ast.Pred:
+        return f.name in true
+    if kind is ast.Eq or kind is ast.Top:
+        return True
+    if kind is ast.Bottom:
+        return False
+    if kind is ast.Not:
+        return not _holds(f.body, true)
+    if kind is ast.Forall or kind is ast.Exists:
+        return _holds(f.body, true)
+    a = _holds(f.left, true)
+    if kind is ast.And:
+        return a and _holds(f.right, true)
+    if kind is ast.Or:
+        return a or _holds(f.right, true)
+    if kind is ast.Implies:
+        return not a or _holds(f.right, true)
+    b = _holds(f.right, true)
+    return a == b if kind is ast.Iff else a != b
+
+
+def _predicate_names(f, out: set[str]) -> set[str]:
+    stack = [f]
+    while stack:
+        g = stack.pop()
+        if isinstance(g, ast.Pred):
+            out.add(g.name)
+        elif isinstance(g, (ast.Not, ast.Forall, ast.Exists)):
+            stack.append(g.body)
+        elif isinstance(g, ast.BINARY):
+            stack.extend((g.left, g.right))
+    return out
+
+
+def small_countermodel(premises: list[ast.Formula], conclusion: ast.Formula) -> bool:
+    """Whether a one-element model makes every premise true and the conclusion false (then the
+    premises do not entail it). Tries: nothing holds, everything holds, exactly the predicates of
+    the premises' positive literal conjuncts hold, all but those of their negative ones. A cheap,
+    sound filter before asking the verifier; False means "not found", not "entailed"."""
+    names: set[str] = set()
+    for f in [*premises, conclusion]:
+        _predicate_names(f, names)
+    pos, neg = set(), set()
+    for f in premises:
+        for lit in literals(f):
+            if isinstance(lit, ast.Not):
+                if isinstance(lit.body, ast.Pred):
+                    neg.add(lit.body.name)
+            elif isinstance(lit, ast.Pred):
+                pos.add(lit.name)
+    for true in (frozenset(), frozenset(names), frozenset(pos), frozenset(names - neg)):
+        try:
+            if not _holds(conclusion, true) and all(_holds(f, true) for f in premises):
+                return True
+        except RecursionError:
+            return False
+    return False
+
+
+__all__ = ["TOO_MANY", "facts", "is_fact", "is_literal", "literals", "small_countermodel"]
