@@ -226,3 +226,31 @@ def test_every_generated_gold_trace_scores_one(verifier, seed):
     results = score_batch(problems, texts, verifier)
     bad = [(p.id, r.reason) for p, r in zip(problems, results) if r.reward != 1.0]
     assert not bad
+
+
+def _compound(problem, goal: str, n: int):
+    d = problem.to_dict()
+    d.update(id=f"{problem.id}-c{n}", goal=goal)
+    d.pop("proof", None)
+    return type(problem).from_dict(d)
+
+
+def test_uncertain_compound_goals_get_a_gold_trace_that_scores_one(verifier):
+    """Uncertain problems whose goal is compound (→, ⊕, ∧, ∨ over ground atoms) get the relevant
+    derivation as their gold trace, and it earns 1.0; one step short of it does not."""
+    from prosfi.data.fol_proof import relevant_derivation
+
+    problems = []
+    for p in _pqa("Uncertain", per=2):
+        _, required = relevant_derivation(p)
+        lit = required[0]
+        goals = [f"({p.goal}) ∧ ({lit})", f"({lit}) → ({p.goal})", f"Xor' ({p.goal}) ({lit})",
+                 f"({p.goal}) ∨ ¬ ({lit})"]
+        problems += [_compound(p, g, n) for n, g in enumerate(goals)]
+    texts = [gold_completion(p) for p in problems]
+    assert all(t is not None for t in texts)
+    results = score_batch(problems, texts, verifier)
+    assert [(p.id, r.reason) for p, r in zip(problems, results) if r.reward != 1.0] == []
+    short = [(p, (gold_steps(p) or [])[:-1]) for p in problems]
+    results = _score(verifier, [("short", p, s) for p, s in short if s], ChainConfig())
+    assert all(r.reward < 1.0 and "uncertain: verify" in r.reason for r in results)
