@@ -160,3 +160,16 @@ def test_facts_stops_counting_on_a_blowup():
                                         ("∀ x, P x", False), ("P a → Q a", False)])
 def test_is_fact(text, fact):
     assert is_fact(parse(text)) is fact
+
+
+def test_uncertain_about_a_constant_nothing_is_known_of(verifier):
+    """Nothing is forced about `zed`: the relevant derivation is one relevant rule's instance at
+    zed (the gold trace), while a step about `tom` alone is not relevant."""
+    from prosfi.data.gold import gold_steps
+
+    problem = tfu(["∀ x, Cat x → Dog x", "Cat tom"], "Dog zed", "C")
+    gold = [(s["id"], s["dependencies"], s["conclusion"]) for s in gold_steps(problem)]
+    assert gold == [("s1", ["h1"], "Cat zed → Dog zed")]
+    assert run(verifier, problem, gold, "C").chain_valid
+    r = run(verifier, problem, [("s1", ["h1", "h2"], "Dog tom")], "C")
+    assert not r.chain_valid and "says nothing about zed" in r.reason

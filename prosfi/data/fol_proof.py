@@ -291,8 +291,20 @@ def derive_uncertain(problem: Problem, max_steps: int = 64) -> list[dict[str, An
         return kept if len(kept) <= max_steps else None
     ch = _Chainer(problem, only=ids)
     ch.run(stop_atom=None)
-    step = _residual_step(ch, goal_constants(problem))
+    consts = goal_constants(problem)
+    step = _residual_step(ch, consts) or _instance_step(ch, consts)
     return [step] if step else None
+
+
+def _instance_step(ch: _Chainer, consts: frozenset[str]) -> dict[str, Any] | None:
+    """When nothing is known to fold in: a relevant rule instantiated at the goal's constants."""
+    from prosfi.logic import pretty
+
+    premises = dict(ch.premises)
+    for i, (pid, atoms, _, _) in enumerate(ch.instances):
+        if isinstance(premises[pid], ast.Forall) and any(_mentions(a, consts) for a in atoms):
+            return {"id": "s1", "dependencies": [pid], "conclusion": pretty(ch.ground[i]), "rule": "instantiation"}
+    return None
 
 
 def _simplify(f, known: dict[str, tuple[bool, str]]):

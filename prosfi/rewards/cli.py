@@ -29,6 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--audit", default=None, help="also append audit records to this JSONL file")
     parser.add_argument("--max-dependencies", type=int, default=None, help="chain guard (default 4)")
     parser.add_argument("--max-steps", type=int, default=None, help="chain guard (default 64)")
+    parser.add_argument("--uncertain", choices=("verify", "cap", "exclude"), default=None,
+                        help="how a right Uncertain answer is scored (default verify; README 'Rewards')")
 
 
 def _lines(path: str) -> Iterator[tuple[int, str]]:
@@ -52,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     reward_config = RewardConfig(mode=args.reward)
     chain_kwargs = {k: v for k, v in (("max_dependencies", args.max_dependencies),
-                                      ("max_steps", args.max_steps)) if v is not None}
+                                      ("max_steps", args.max_steps),
+                                      ("uncertain", getattr(args, "uncertain", None))) if v is not None}
     chain_config = ChainConfig(**chain_kwargs)
     with ExitStack() as stack:
         verifier = None
