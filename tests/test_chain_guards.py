@@ -173,3 +173,16 @@ def test_uncertain_about_a_constant_nothing_is_known_of(verifier):
     assert run(verifier, problem, gold, "C").chain_valid
     r = run(verifier, problem, [("s1", ["h1", "h2"], "Dog tom")], "C")
     assert not r.chain_valid and "says nothing about zed" in r.reason
+
+
+def test_uncertain_exclude_leaves_uncertain_problems_out_of_training_sets():
+    from types import SimpleNamespace
+
+    from prosfi.train.problems import from_script_args
+
+    script = SimpleNamespace(dataset="proverqa_gen", dataset_size=12, dataset_seed=0, dataset_difficulty="easy",
+                             dataset_path=None, dataset_exclude_uncertain=False, chain_uncertain="verify")
+    assert any(p.answer_label == "Uncertain" for p in from_script_args(script))
+    script.chain_uncertain = "exclude"
+    problems = from_script_args(script)
+    assert len(problems) == 12 and all(p.answer_label != "Uncertain" for p in problems)

@@ -91,7 +91,7 @@ class Formulas:
         self._memo: dict[str, Parsed] = {}
         self._premises: dict[int, tuple[Problem, dict[str, str]]] = {}
         self._symbols: dict[int, tuple[Problem, frozenset[str]]] = {}
-        self._countermodels: dict[tuple, bool] = {}
+        self._countermodels: dict[tuple, tuple[str, ...]] = {}
         self.shapes: dict[tuple, tuple] = {}  # ChainCheck._shape results (a group repeats its steps)
 
     def get(self, text: str) -> Parsed:
@@ -123,13 +123,17 @@ class Formulas:
             self._premises[id(problem)] = hit
         return hit[1]
 
-    def small_countermodel(self, premises: tuple[str, ...], conclusion: str) -> bool:
-        """`shape.small_countermodel` on texts that parse (memoised: a group repeats its steps)."""
-        key = (premises, conclusion)
+    def unused_candidates(self, cited: tuple[tuple[str, str], ...], conclusion: str) -> tuple[str, ...]:
+        """Citations (id, text) whose removal must go to the verifier: those where the rest has no
+        one-element countermodel (`shape.small_countermodel`). Memoised: a group repeats its steps."""
+        key = (cited, conclusion)
         hit = self._countermodels.get(key)
         if hit is None:
-            forms = [self.get(t).formula for t in (*premises, conclusion)]
-            hit = None not in forms and small_countermodel(forms[:-1], forms[-1])
+            forms = {t: self.get(t).formula for _, t in cited}
+            goal = self.get(conclusion).formula
+            hit = tuple(d for d, _ in cited
+                        if None in forms.values() or goal is None
+                        or not small_countermodel([forms[t] for k, t in cited if k != d], goal))
             self._countermodels[key] = hit
         return hit
 
@@ -338,10 +342,8 @@ class ChainCheck:
                 cited = self._step_checks[i].premises
                 if len(cited) < 2:  # one citation: dropping it is the tautology check
                     continue
-                for d in cited:
+                for d in self.formulas.unused_candidates(tuple(cited.items()), self.steps[i].conclusion):
                     rest = {k: v for k, v in cited.items() if k != d}
-                    if self.formulas.small_countermodel(tuple(rest.values()), self.steps[i].conclusion):
-                        continue  # `d` is needed: the rest has a one-element countermodel
                     self._unused[(i, d)] = Entailment(rest, self.steps[i].conclusion, id=f"{self.steps[i].id}-{d}")
         if self.config.goal_by_equivalence:
             proved_canon = {self.formulas.canonical(self.steps[i].conclusion) for i in proved}
@@ -361,6 +363,10 @@ class ChainCheck:
         it = iter(verdicts)
         taut = {i: next(it) for i in self._taut}
         unused = {key: next(it) for key in self._unused}
+        spares: dict[int, str] = {}  # step index -> a citation it does not need
+        for (j, d), u in unused.items():
+            if u.valid:
+                spares.setdefault(j, d)
         equiv = {key: (next(it), next(it)) for key in self._equiv}
         results: list[StepResult] = []
         for i, step in enumerate(self.steps):
@@ -368,7 +374,7 @@ class ChainCheck:
                 results.append(self._pre[i])
                 continue
             v = self._round1[i]
-            spare = next((d for (j, d), u in unused.items() if j == i and u.valid), None) if v.valid else None
+            spare = spares.get(i) if v.valid else None
             if v.valid and i in taut and taut[i].valid:
                 results.append(StepResult(step.id, REJECTED, "tautology: provable from no premises", v.backend, v.ms))
             elif spare is not None:

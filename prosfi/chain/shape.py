@@ -20,6 +20,8 @@ _Clauses = frozenset  # frozenset of clauses; a clause is a frozenset of (atom, 
 def facts(f: ast.Formula, limit: int = 64) -> int:
     """Clauses in a CNF of `f` after dropping tautologies and subsumed clauses; `TOO_MANY` when
     the CNF would exceed `limit` clauses at any point."""
+    if is_literal(f):
+        return 1
     try:
         clauses = _CNF(limit).cnf(f, True)
     except _Overflow:
@@ -109,6 +111,8 @@ def _tautology(clause: frozenset) -> bool:
 
 def _minimal(clauses: frozenset) -> frozenset:
     """Drop tautological clauses and clauses a smaller one subsumes."""
+    if len(clauses) == 1:
+        return clauses if not _tautology(next(iter(clauses))) else _TRUE
     kept: list[frozenset] = []
     for c in sorted((c for c in clauses if not _tautology(c)), key=len):
         if not any(k <= c for k in kept):
