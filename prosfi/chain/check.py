@@ -176,6 +176,12 @@ class ChainCheck:
         self._scope: GoalScope | None = None  # set when an Uncertain claim is to be verified
         self._carried: dict[str, list[str]] = {}  # step id -> premise rules its conclusion carries on
 
+    def key(self) -> tuple:
+        """Identical keys give identical results (the check is a function of these and the verdicts)."""
+        claim = self.claim
+        return (id(self.problem), id(self.config), id(self.formulas), self.establish, tuple(self.steps),
+                claim.label, tuple(sorted(claim.literals.items())), claim.reason)
+
     def _claim_targets(self) -> list[str]:
         if not self.claim.ok or not self.establish:
             return []
@@ -450,13 +456,23 @@ class ChainBatch:
 
     def requests(self):
         failed: dict[int, str] = {}
-        wanted = [self._safe(failed, i, c.round1) for i, c in enumerate(self.checks)]
+        # a GRPO group repeats completions: an identical check (same problem, steps, claim and
+        # config) is worked out once and its result shared
+        owner: list[int] = []
+        first: dict[tuple, int] = {}
+        for i, c in enumerate(self.checks):
+            try:
+                owner.append(first.setdefault(c.key(), i))
+            except TypeError:  # unhashable parts: check it on its own
+                owner.append(i)
+        mine = [c if owner[i] == i else None for i, c in enumerate(self.checks)]
+        wanted = [self._safe(failed, i, c.round1) if c else [] for i, c in enumerate(mine)]
         got = yield from self._ask(wanted)
-        wanted = [self._safe(failed, i, c.round2, v) for i, (c, v) in enumerate(zip(self.checks, got))]
+        wanted = [self._safe(failed, i, c.round2, v) if c else [] for i, (c, v) in enumerate(zip(mine, got))]
         got = yield from self._ask(wanted)
-        results = [self._safe(failed, i, c.finish, v) for i, (c, v) in enumerate(zip(self.checks, got))]
-        return [ChainResult((), False, False, failed[i], failed=True) if i in failed else r
-                for i, r in enumerate(results)]
+        results = [self._safe(failed, i, c.finish, v) if c else None for i, (c, v) in enumerate(zip(mine, got))]
+        return [ChainResult((), False, False, failed[owner[i]], failed=True) if owner[i] in failed
+                else results[owner[i]] for i in range(len(self.checks))]
 
     @staticmethod
     def _safe(failed: dict[int, str], i: int, fn, *args):

@@ -208,7 +208,15 @@ def small_countermodel(premises: list[ast.Formula], conclusion: ast.Formula) -> 
                     neg.add(lit.body.name)
             elif isinstance(lit, ast.Pred):
                 pos.add(lit.name)
-    for true in (frozenset(), frozenset(names), frozenset(pos), frozenset(names - neg)):
+    candidates = [frozenset(), frozenset(names), frozenset(pos), frozenset(names - neg)]
+    lit = conclusion.body if isinstance(conclusion, ast.Not) else conclusion
+    if isinstance(lit, ast.Pred):  # falsify just the conclusion's predicate, on top of each extreme
+        flip = lit.name
+        if isinstance(conclusion, ast.Not):
+            candidates += [frozenset({flip}), frozenset(pos | {flip})]
+        else:
+            candidates += [frozenset(names - {flip}), frozenset(names - neg - {flip})]
+    for true in candidates:
         try:
             if not _holds(conclusion, true) and all(_holds(f, true) for f in premises):
                 return True
