@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from prosfi.chain import ChainConfig
 from prosfi.data.problem import Premise, Problem
 from prosfi.rewards import RewardConfig, make_reward_funcs, read_audit, score_batch
 from prosfi.verify import Verifier, VerifierConfig
-from prosfi.chain import ChainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMAT, WRONG, UNVERIFIED, TOP = 0.0, 0.1, 0.3, 1.0

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from prosfi.chain import ChainBatch, ChainCheck, ChainConfig, Formulas
 from prosfi.data.problem import Problem
 from prosfi.trace.answer import parse_answer
 from prosfi.trace.schema import Step
-from prosfi.chain import ChainBatch, ChainCheck, ChainConfig, Formulas
 from prosfi.verify.config import VerifierConfig
 from prosfi.verify.verdict import Status
 from prosfi.verify.verifier import Verifier

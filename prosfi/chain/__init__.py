@@ -5,9 +5,9 @@ the verifier (`prosfi.verify`) only answers entailment questions.
     from prosfi.chain import ChainBatch, ChainCheck, ChainConfig
 """
 
+from prosfi.chain.batch import ChainBatch
 from prosfi.chain.check import (
     REJECTED,
-    ChainBatch,
     ChainCheck,
     ChainResult,
     Formulas,

@@ -224,7 +224,7 @@ def _predicates(f) -> set[str]:
         n = stack.pop()
         if isinstance(n, ast.Pred):
             out.add(n.name)
-        elif isinstance(n, ast.Not) or isinstance(n, ast.QUANTIFIERS):
+        elif isinstance(n, (ast.Not, *ast.QUANTIFIERS)):
             stack.append(n.body)
         elif isinstance(n, ast.BINARY):
             stack.extend((n.left, n.right))

@@ -41,11 +41,11 @@ def _lines(path: str) -> Iterator[tuple[int, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from prosfi.chain import ChainConfig
     from prosfi.data.problem import read_problems
     from prosfi.rewards.audit import AuditLog
     from prosfi.rewards.config import RewardConfig
     from prosfi.rewards.score import ScoreResult, score_batch
-    from prosfi.chain import ChainConfig
 
     try:
         problems = {p.id: p for p in read_problems(args.problems)}
