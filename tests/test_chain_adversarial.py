@@ -8,14 +8,13 @@ names the guard that stopped it. Every gold trace prosfi generates still earns 1
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
 
 from prosfi.chain import ChainConfig
 from prosfi.data import kk, pqa_gen
-import json
-
 from prosfi.data.gold import answer_text, gold_completion, gold_steps
 from prosfi.data.proverqa import load_proverqa
 from prosfi.logic import parse
