@@ -77,8 +77,8 @@ class ChainConfig:
     min_steps: int = field(
         default=1,
         metadata={"help": "A chain with fewer steps is not fully verified. With 0, an empty chain plus a "
-                  "right Uncertain answer (shown by the verifier's countermodels) earns the top level "
-                  "without any reasoning, and writing steps can only lower that reward."},
+                  "right Uncertain answer earns the top level wherever the premises bearing on the goal force "
+                  "nothing about it (or with uncertain guards weakened: without any reasoning at all)."},
     )
 
     def __post_init__(self) -> None:
