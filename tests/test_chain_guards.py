@@ -41,6 +41,7 @@ HONEST = {
     "⊕-elimination": (["Xor' (P a) (Q a)", "P a"], [("s1", ["h1", "h2"], "¬ Q a")]),
     "contraposition": (["∀ x, P x → Q x"], [("s1", ["h1"], "∀ x, ¬ Q x → ¬ P x")]),
     "modus tollens": (["∀ x, P x → Q x", "¬ Q a"], [("s1", ["h1", "h2"], "¬ P a")]),
+    "modus ponens with a universal fact": (["∀ x, P x → Q x", "∀ x, P x"], [("s1", ["h1", "h2"], "Q a")]),
     "rule with a conjunctive antecedent": (["∀ x, (P x ∧ R x) → Q x", "P a", "R a"],
                                            [("s1", ["h1", "h2", "h3"], "Q a")]),
     "instantiating a three-fact rule": (["∀ x, P x ↔ (Q x ∧ R x)"], [("s1", ["h1"], "P a ↔ (Q a ∧ R a)")]),
@@ -157,7 +158,8 @@ def test_facts_stops_counting_on_a_blowup():
 
 
 @pytest.mark.parametrize("text, fact", [("P a", True), ("P a ∧ ¬ Q b", True), ("P a ∨ Q a", False),
-                                        ("∀ x, P x", False), ("P a → Q a", False)])
+                                        ("∀ x, P x", True), ("∀ x, P x ∧ ¬ Q x", True), ("P a → Q a", False),
+                                        ("∀ x, P x → Q x", False), ("∀ x, P x ∨ Q x", False)])
 def test_is_fact(text, fact):
     assert is_fact(parse(text)) is fact
 

@@ -131,12 +131,15 @@ def is_literal(f: ast.Formula) -> bool:
 
 
 def is_fact(f: ast.Formula) -> bool:
-    """A literal or a conjunction of literals: a fact, not a rule."""
+    """A literal or a conjunction of literals, under any quantifiers (`P a`, `P a ∧ ¬ Q a`,
+    `∀ x, P x`): a fact, not a rule (no implication to apply)."""
     stack = [f]
     while stack:
         g = stack.pop()
         if isinstance(g, ast.And):
             stack.extend((g.left, g.right))
+        elif isinstance(g, ast.QUANTIFIERS):
+            stack.append(g.body)
         elif not is_literal(g):
             return False
     return True
