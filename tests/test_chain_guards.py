@@ -146,7 +146,8 @@ def test_no_premise_bearing_on_the_goal_cannot_earn_uncertain(verifier):
 @pytest.mark.parametrize("text, n", [
     ("P a", 1), ("¬ P a", 1), ("P a ∧ Q a", 2), ("¬ (P a → ¬ Q a)", 2), ("¬ (¬ P a ∨ ¬ Q a)", 2),
     ("(P a ∧ Q a) ∨ (P a ∧ Q a)", 2), ("∀ x, P x ∧ Q x", 2), ("(P a ∧ Q a) → R a", 1), ("P a ↔ Q a", 2),
-    ("Xor' (P a) (Q a)", 2), ("P a ↔ (¬ Q a ∧ R a)", 3), ("P a ∨ ¬ P a", 0), ("(P a ∧ Q a ∧ R a) ∨ False", 3),
+    ("Xor' (P a) (Q a)", 2), ("P a ↔ (¬ Q a ∧ R a)", 3), ("(P a ∧ Q a) ↔ (P a ∧ Q a)", 0),
+    ("(P a ∧ Q a ∧ R a) ∨ False", 3), ("∀ x, (P x ∧ Q x) → R x ∨ S x", 1), ("(P a ∨ Q a) → R a", 2),
 ])
 def test_facts_counts_cnf_clauses(text, n):
     assert facts(parse(text)) == n

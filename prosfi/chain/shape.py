@@ -20,7 +20,7 @@ _Clauses = frozenset  # frozenset of clauses; a clause is a frozenset of (atom, 
 def facts(f: ast.Formula, limit: int = 64) -> int:
     """Clauses in a CNF of `f` after dropping tautologies and subsumed clauses; `TOO_MANY` when
     the CNF would exceed `limit` clauses at any point."""
-    if is_literal(f):
+    if _is_clause(f):  # the common shapes (`P a`, `∀ x, P x ∧ Q x → R x`) need no CNF
         return 1
     try:
         clauses = _CNF(limit).cnf(f, True)
@@ -29,6 +29,26 @@ def facts(f: ast.Formula, limit: int = 64) -> int:
     except RecursionError:
         return TOO_MANY
     return len(_minimal(clauses))
+
+
+def _is_clause(f) -> bool:
+    """Under ∀: a literal, a disjunction of clauses, or a conjunction of literals implying a clause.
+    (A tautological one still counts 1: it is rejected as a tautology anyway.)"""
+    while isinstance(f, ast.Forall):
+        f = f.body
+    if is_literal(f):
+        return True
+    if isinstance(f, ast.Or):
+        return _is_clause(f.left) and _is_clause(f.right)
+    if isinstance(f, ast.Implies):
+        return _is_cube(f.left) and _is_clause(f.right)
+    return False
+
+
+def _is_cube(f) -> bool:
+    if isinstance(f, ast.And):
+        return _is_cube(f.left) and _is_cube(f.right)
+    return is_literal(f)
 
 
 class _Overflow(Exception):
