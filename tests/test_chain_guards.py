@@ -189,3 +189,41 @@ def test_uncertain_exclude_leaves_uncertain_problems_out_of_training_sets():
     script.chain_uncertain = "exclude"
     problems = from_script_args(script)
     assert len(problems) == 12 and all(p.answer_label != "Uncertain" for p in problems)
+
+
+# ---------------------------------------------------------------- properties of the shape helpers
+def _formulas():
+    from hypothesis import strategies as st
+
+    atom = st.sampled_from(["P a", "Q a", "R a"])
+    return st.recursive(atom, lambda sub: st.one_of(
+        sub.map(lambda f: f"¬ ({f})"),
+        st.tuples(sub, sub, st.sampled_from(["∧", "∨", "→", "↔"])).map(lambda t: f"({t[0]}) {t[2]} ({t[1]})"),
+        st.tuples(sub, sub).map(lambda t: f"Xor' ({t[0]}) ({t[1]})")), max_leaves=7)
+
+
+def _mask(text):
+    from prosfi.data.kk_proof import Worlds
+
+    return Worlds(["P a", "Q a", "R a"]).mask(parse(text)), (1 << 8) - 1
+
+
+def test_facts_is_zero_exactly_for_tautologies_and_countermodels_are_real():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from prosfi.chain.shape import small_countermodel
+
+    @settings(max_examples=300, deadline=None)
+    @given(_formulas(), st.lists(_formulas(), max_size=3))
+    def check(conclusion, premises):
+        m, full = _mask(conclusion)
+        n = facts(parse(conclusion))
+        assert (n == 0) == (m == full)  # a CNF is valid iff each clause is
+        if small_countermodel([parse(p) for p in premises], parse(conclusion)):
+            both = full
+            for p in premises:
+                both &= _mask(p)[0]
+            assert both & ~m & full  # a world where the premises hold and the conclusion fails
+
+    check()

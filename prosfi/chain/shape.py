@@ -32,23 +32,29 @@ def facts(f: ast.Formula, limit: int = 64) -> int:
 
 
 def _is_clause(f) -> bool:
-    """Under ∀: a literal, a disjunction of clauses, or a conjunction of literals implying a clause.
-    (A tautological one still counts 1: it is rejected as a tautology anyway.)"""
+    """Under ∀: a literal, a disjunction of clauses, or a conjunction of literals implying a
+    clause, and not a tautology (no literal next to its negation)."""
     while isinstance(f, ast.Forall):
         f = f.body
-    if is_literal(f):
+    out: list = []
+    return _clause(f, True, out) and not _tautology(frozenset(out))
+
+
+def _clause(f, positive: bool, out: list) -> bool:
+    """Collect the literals of `f` (negated when not `positive`) if it is a clause that way."""
+    if isinstance(f, ast.Not):
+        if isinstance(f.body, (ast.Pred, ast.Eq)):
+            out.append((f.body, not positive))
+            return True
+        return _clause(f.body, not positive, out)
+    if isinstance(f, (ast.Pred, ast.Eq)):
+        out.append((f, positive))
         return True
-    if isinstance(f, ast.Or):
-        return _is_clause(f.left) and _is_clause(f.right)
-    if isinstance(f, ast.Implies):
-        return _is_cube(f.left) and _is_clause(f.right)
+    if positive and isinstance(f, ast.Or) or not positive and isinstance(f, ast.And):
+        return _clause(f.left, positive, out) and _clause(f.right, positive, out)
+    if positive and isinstance(f, ast.Implies):
+        return _clause(f.left, False, out) and _clause(f.right, True, out)
     return False
-
-
-def _is_cube(f) -> bool:
-    if isinstance(f, ast.And):
-        return _is_cube(f.left) and _is_cube(f.right)
-    return is_literal(f)
 
 
 class _Overflow(Exception):
