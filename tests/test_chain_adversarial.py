@@ -216,10 +216,13 @@ def test_every_generated_gold_trace_scores_one(verifier, seed):
     problems = [p for n in range(2, 9) for p in kk.generate(kk.KKConfig(people=n), 2, 1000 * seed + n)]
     problems += [p for d in ("easy", "medium", "hard", "extra")
                  for p in pqa_gen.generate(pqa_gen.FOLGenConfig(difficulty=d), 6, 31 * seed + 1)]
-    if seed == 0:
+    if seed == 0:  # the public-format fixture records too
         from pathlib import Path
 
-        problems += load_proverqa("hard", path=str(Path(__file__).parent / "fixtures" / "proverqa_dev.json"))
+        fixtures = Path(__file__).parent / "fixtures"
+        problems += load_proverqa("hard", path=str(fixtures / "proverqa_dev.json"))
+        problems += [kk.problem_from_kk_record(json.loads(line), f"kk-rec-{i}")
+                     for i, line in enumerate((fixtures / "kk_records.jsonl").read_text().splitlines()) if line.strip()]
     texts = [gold_completion(p) for p in problems]
     assert all(t is not None for t in texts)
     results = score_batch(problems, texts, verifier)
