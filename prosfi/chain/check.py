@@ -96,10 +96,11 @@ class Formulas:
             try:
                 f = parse(text)
                 syms = set(symbols_of(f))
-                hit = Parsed(canonical(f), frozenset(s.name for s in syms), "", is_literal(f), facts(f),
-                             frozenset(canonical(g) for g in literals(f)),
+                canon, literal = canonical(f), is_literal(f)
+                hit = Parsed(canon, frozenset(s.name for s in syms), "", literal, 1 if literal else facts(f),
+                             frozenset((canon,)) if literal else frozenset(canonical(g) for g in literals(f)),
                              frozenset(s.name for s in syms if s.role == "pred"),
-                             frozenset(s.name for s in syms if s.role == "const"), is_fact(f), f)
+                             frozenset(s.name for s in syms if s.role == "const"), literal or is_fact(f), f)
             except FormulaError as exc:
                 hit = Parsed(None, frozenset(), f"does not parse: {exc}", False)
             except RecursionError:
