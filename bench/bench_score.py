@@ -26,11 +26,11 @@ import random
 import statistics
 import time
 
+from prosfi.chain import ChainConfig
 from prosfi.data.problem import Problem
 from prosfi.logic import FormulaError, check_signature, parse
 from prosfi.rewards import RewardConfig, score_batch, score_completion
 from prosfi.verify.backend import Check
-from prosfi.verify.chain import ChainConfig
 from prosfi.verify.config import VerifierConfig
 from prosfi.verify.verdict import Status, Verdict
 from prosfi.verify.verifier import Verifier

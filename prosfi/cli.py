@@ -19,7 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("prosfi.train.cli_train", "GRPO training from a YAML recipe plus overrides"),
     "sft": ("prosfi.train.cli_sft", "SFT warm-up on gold traces"),
     "model": ("prosfi.train.cli_model", "build a tiny local model and tokenizer for demos and tests"),
-    "lean": ("prosfi.verify.lean.cli", "Lean 4 backend utilities (render a step, probe the REPL)"),
+    "lean": ("prosfi.rewards.lean_cli", "Lean 4 backend utilities (render a step, probe the REPL)"),
     "eval": ("prosfi.eval.cli", "evaluate a model, an endpoint or completions: tables, plots, compare"),
 }
 

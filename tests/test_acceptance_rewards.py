@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from prosfi.chain import ChainConfig
 from prosfi.data.problem import Premise, Problem
 from prosfi.rewards import RewardConfig, make_reward_funcs, read_audit, score_batch
 from prosfi.verify import Verifier, VerifierConfig
-from prosfi.verify.chain import ChainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMAT, WRONG, UNVERIFIED, TOP = 0.0, 0.1, 0.3, 1.0
@@ -85,14 +85,18 @@ S2 = step("s2", ["h2", "s1"], "Animal tom", "modus ponens")
 S3 = step("s3", ["h4", "s2"], "¬ Plant tom", "modus ponens")
 GOLD_TRUE = [S1, S2]
 GOLD_FALSE = [S1, S2, S3]
-KK2_GOLD = [step("s1", ["h1", "h2"], "¬ Knight oliver"), step("s2", ["h1", "s1"], "Knight zoey")]
+# one statement per step (ChainConfig.max_rules)
+KK2_GOLD = [step("s1", ["h2"], "Knight oliver → Knight zoey"), step("s2", ["h1", "s1"], "¬ Knight oliver"),
+            step("s3", ["h1", "s2"], "Knight zoey")]
 KK2_ANSWER = "(1) Zoey is a knight (2) Oliver is a knave"
-KK3_GOLD = [step("s1", ["h3"], "Knight bob"), step("s2", ["h1", "h2", "s1"], "¬ Knight carol"),
-            step("s3", ["h1", "s2", "s1"], "¬ Knight alice")]
+KK3_GOLD = [step("s1", ["h3"], "Knight bob"), step("s2", ["h2", "s1"], "¬ Knight alice ∨ ¬ Knight carol"),
+            step("s3", ["h1", "s1"], "Knight carol → Knight alice"), step("s4", ["s2", "s3"], "¬ Knight carol"),
+            step("s5", ["h1", "s4"], "¬ Knight alice")]
 KK3_ANSWER = "(1) Alice is a knave (2) Bob is a knight (3) Carol is a knave"
-PAD = [step(f"p{k}", ["s2"], f"Animal tom ∨ Pad{k} tom") for k in range(70)]
+PAD = [step(f"p{k}", ["s2"], "Animal tom" + " ∨ Cat tom" * (k + 1)) for k in range(70)]
 
 GOLD_TEXT = completion(GOLD_TRUE, "A")
+RULE_GOAL = [step("s1", ["h1"], "∀ x, ¬ Mammal x → ¬ Cat x", "contraposition")]
 
 # (name, problem id, completion text, expected reward under the default `prosfi` levels)
 CASES = [
@@ -109,17 +113,17 @@ CASES = [
     ("gold-equivalent-neg-goal", "pqa-false",
      completion(GOLD_TRUE + [step("s3", ["h4", "s2"], "Plant tom → False")], "B"), TOP),
     ("gold-kk2-equivalent-literal", "kk2",
-     completion([step("s1", ["h1", "h2"], "Knight oliver → False"), step("s2", ["h1", "s1"], "Knight zoey")],
-                KK2_ANSWER), TOP),
+     completion([KK2_GOLD[0], step("s2", ["h1", "s1"], "Knight oliver → False"),
+                 step("s3", ["h1", "s2"], "Knight zoey")], KK2_ANSWER), TOP),
     ("gold-ascii-escaped-json", "pqa-true",
      "<think>t</think>\n<steps>" + json.dumps(GOLD_FALSE, ensure_ascii=True) + "</steps>\n<answer>A</answer>", TOP),
     ("gold-extra-fields", "pqa-true", completion([{**S1, "note": "x"}, {**S2, "confidence": 0.9}], "A"), TOP),
     ("gold-trailing-whitespace", "pqa-true", "\n  " + GOLD_TEXT + "\n\n  ", TOP),
-    ("gold-four-deps", "pqa-true", completion([step("s1", ["h1", "h2", "h3", "h4"], "Animal tom")], "A"), TOP),
     ("gold-64-steps", "pqa-true", completion(GOLD_TRUE + PAD[:62], "A"), TOP),
-    ("gold-rule-goal", "pqa-rule", completion([step("s1", ["h1", "h2"], "∀ x, Cat x → Animal x")], "A"), TOP),
-    ("gold-rule-goal-alpha", "pqa-rule", completion([step("s1", ["h1", "h2"], "∀ y, Cat y → Animal y")], "A"),
+    ("gold-rule-goal", "pqa-rule", completion(RULE_GOAL + [step("s2", ["h2", "s1"], "∀ x, Cat x → Animal x")], "A"),
      TOP),
+    ("gold-rule-goal-alpha", "pqa-rule",
+     completion(RULE_GOAL + [step("s2", ["h2", "s1"], "∀ y, Cat y → Animal y")], "A"), TOP),
     ("gold-shuffled-options", "pqa-shuffled", completion(GOLD_TRUE, "B"), TOP),
     ("gold-custom-premise-ids", "pqa-custom-ids",
      completion([step("s1", ["p_h1", "p_h3"], "Mammal tom"), step("s2", ["p_h2", "s1"], "Animal tom")], "A"), TOP),
@@ -128,6 +132,13 @@ CASES = [
     # -- right answer, chain not fully verified or not reaching the answer
     ("wrong-step", "pqa-true", completion([step("s1", ["h2", "h3"], "Animal tom")], "A"), UNVERIFIED),
     ("wrong-extra-step", "pqa-true", completion(GOLD_TRUE + [step("s3", ["s2"], "Plant tom")], "A"),
+     UNVERIFIED),
+    ("cite-everything", "pqa-true", completion([step("s1", ["h1", "h2", "h3", "h4"], "Animal tom")], "A"),
+     UNVERIFIED),  # two rules in one step, and h4 is unused
+    ("two-rules-one-step", "pqa-rule", completion([step("s1", ["h1", "h2"], "∀ x, Cat x → Animal x")], "A"),
+     UNVERIFIED),
+    ("kk2-both-statements-one-step", "kk2",
+     completion([step("s1", ["h1", "h2"], "¬ Knight oliver"), step("s2", ["h1", "s1"], "Knight zoey")], KK2_ANSWER),
      UNVERIFIED),
     ("over-citation", "pqa-true",
      completion([step("s1", ["h1", "h2", "h3", "h4", "h5"], "Animal tom")], "A"), UNVERIFIED),
@@ -289,7 +300,7 @@ def test_max_steps_and_max_dependencies_are_configurable(verifier):
              completion([step("s1", ["h1", "h2", "h3"], "Animal tom"), step("s2", ["h4", "s1"], "¬ Plant tom")], "B")]
     tight = score_batch(problems, texts, verifier, chain_config=ChainConfig(max_steps=2, max_dependencies=2))
     assert [r.reward for r in tight] == [UNVERIFIED, UNVERIFIED]
-    loose = score_batch(problems, texts, verifier, chain_config=ChainConfig(max_dependencies=3))
+    loose = score_batch(problems, texts, verifier, chain_config=ChainConfig(max_dependencies=3, max_rules=2))
     assert [r.reward for r in loose] == [TOP, TOP]
 
 
@@ -457,6 +468,8 @@ def test_audit_log_survives_a_torn_last_line(verifier, tmp_path):
 
 
 HARD = ["∀ x, ¬ R x x", "∀ x y z, R x y → R y z → R x z", "∀ x, ∃ y, R x y"]  # infinite models only
+# the undecidable step below applies three rules and names `Dog`: these tests are about time limits
+HARD_CHAIN = ChainConfig(max_rules=0, reject_fresh_symbols=False)
 
 
 def _hard_problem(pid, goal, answer):
@@ -479,7 +492,7 @@ def test_unknown_steps_and_unprovable_uncertain_are_not_verified(tmp_path):
     ]
     metrics = {}
     with Verifier(VerifierConfig(timeout_ms=300, hard_timeout_ms=1500, workers=1)) as v:
-        (reward,) = make_reward_funcs("prosfi", verifier=v)
+        (reward,) = make_reward_funcs("prosfi", verifier=v, chain_config=HARD_CHAIN)
         rewards = reward(prompts=["q"] * 3, completions=texts, problem=problems,
                          log_metric=lambda n, x: metrics.setdefault(n.split("/")[-1], x))
     assert rewards == [UNVERIFIED, UNVERIFIED, TOP]
@@ -515,7 +528,7 @@ def test_trl_async_does_not_block_the_event_loop(tmp_path):
     texts = [completion([step("s1", ["h1", "h2", "h3"], "Dog a"), step("s2", ["h4", "h5"], "Mammal tom")], "A"),
              completion([step("s1", ["h1", "h2", "h3"], "Dog b"), step("s2", ["h4", "h5"], "Mammal tom")], "A")]
     with Verifier(VerifierConfig(timeout_ms=400, hard_timeout_ms=1500, workers=1)) as v:
-        (areward,) = make_reward_funcs("prosfi", verifier=v, asynchronous=True)
+        (areward,) = make_reward_funcs("prosfi", verifier=v, asynchronous=True, chain_config=HARD_CHAIN)
 
         async def main():
             ticks = 0
@@ -537,7 +550,7 @@ def test_worker_killed_during_scoring_the_batch_still_scores():
     texts = [completion([step("s1", ["h1", "h2", "h3"], "Dog a"), step("s2", ["h4", "h5"], "Mammal tom")], "A"),
              GOLD_TEXT, completion(KK2_GOLD, KK2_ANSWER)]
     with Verifier(VerifierConfig(timeout_ms=60_000, hard_timeout_ms=700, backends=("z3",), workers=1)) as v:
-        results = score_batch(problems, texts, v)
+        results = score_batch(problems, texts, v, chain_config=HARD_CHAIN)
     assert [r.reward for r in results] == [UNVERIFIED, TOP, TOP]
     assert results[0].steps[0].verdict == "unknown" and results[0].steps[1].verdict == "valid"
 

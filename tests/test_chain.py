@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from prosfi.chain import ChainBatch, ChainCheck, ChainConfig, Formulas
 from prosfi.data.problem import Problem
 from prosfi.trace.answer import parse_answer
 from prosfi.trace.schema import Step
-from prosfi.verify.chain import ChainBatch, ChainCheck, ChainConfig, Formulas
 from prosfi.verify.config import VerifierConfig
 from prosfi.verify.verdict import Status
 from prosfi.verify.verifier import Verifier
@@ -84,6 +84,9 @@ def test_over_citation_is_rejected_and_configurable(verifier):
     assert verdicts(r) == {"s1": "rejected"} and "max_dependencies" in reason_of(r, "s1")
     assert not r.chain_valid
     r = check(verifier, ANIMALS, jump, "A", ChainConfig(max_dependencies=5))
+    assert not r.chain_valid  # the other atomicity guards still hold (tests/test_chain_guards.py)
+    r = check(verifier, ANIMALS, jump, "A", ChainConfig(max_dependencies=5, max_rules=0, max_weight=0,
+                                                        reject_unused=False))
     assert r.chain_valid
     r = check(verifier, ANIMALS, GOOD, "A", ChainConfig(max_dependencies=1))
     assert set(verdicts(r).values()) == {"rejected"}
@@ -166,12 +169,14 @@ def test_false_needs_the_negated_goal():
 
 
 def test_uncertain_needs_countermodels_both_ways(verifier):
-    problem = tfu("unc", ["∀ x, Cat x → Mammal x", "Cat tom"], "Dog tom", "C")
+    problem = tfu("unc", ["∀ x, Cat x → Mammal x", "Cat tom", "∀ x, Dog x → Mammal x"], "Dog tom", "C")
     empty = check(verifier, problem, [], "C")  # shown by countermodels, but no reasoning at all
-    assert empty.established and not empty.chain_valid and "min_steps" in empty.reason
-    assert check(verifier, problem, [], "C", ChainConfig(min_steps=0)).chain_valid
+    assert not empty.established and not empty.chain_valid and "Mammal tom" in empty.reason
+    assert not check(verifier, problem, [], "C", ChainConfig(min_steps=0)).chain_valid
+    relaxed = ChainConfig(min_steps=0, uncertain="verify")
+    assert check(verifier, tfu("u2", ["∀ x, Cat x → Dog x"], "Dog tom", "C"), [], "C", relaxed).chain_valid
     assert check(verifier, problem, [("s1", ["h1", "h2"], "Mammal tom")], "C").chain_valid
-    r = check(verifier, problem, [("s1", ["h1", "h2"], "Dog tom")], "C")
+    r = check(verifier, problem, [("s1", ["h1", "h2"], "Mammal tom"), ("s2", ["h1", "h2"], "Dog tom")], "C")
     assert r.established and not r.chain_valid  # all steps given must be verified
 
 
@@ -184,12 +189,13 @@ def test_uncertain_claimed_where_the_goal_is_provable(verifier):
 
 
 def test_assignment_literals_must_each_be_concluded(verifier):
-    good = [("s1", ["h1", "h2"], "¬ Knight oliver"), ("s2", ["h1", "s1"], "Knight zoey")]
+    good = [("s1", ["h2"], "Knight oliver → Knight zoey"), ("s2", ["h1", "s1"], "¬ Knight oliver"),
+            ("s3", ["h1", "s2"], "Knight zoey")]
     answer = "(1) Zoey is a knight (2) Oliver is a knave"
     assert check(verifier, KK, good, answer).chain_valid
-    r = check(verifier, KK, good[:1], answer)
+    r = check(verifier, KK, good[:2], answer)
     assert r.all_verified and not r.established and "Knight zoey" in r.reason
-    equivalent = [good[0], ("s2", ["h1", "s1"], "¬ ¬ Knight zoey")]
+    equivalent = good[:2] + [("s3", ["h1", "s2"], "¬ ¬ Knight zoey")]
     assert check(verifier, KK, equivalent, answer).chain_valid
     assert not check(verifier, KK, good, "Zoey is a knave, Oliver is a knight").established
 
@@ -256,11 +262,11 @@ def test_literal_detection(text, literal):
 def test_tautology_checks_only_for_non_literal_steps(verifier):
     spec = GOOD + [("s4", ["h1", "h2"], "∀ x, Cat x → Animal x")]
     rec = Recording(verifier)
-    check = ChainCheck(ANIMALS, steps_of(spec), parse_answer(ANIMALS, "A"), ChainConfig(), Formulas())
+    check = ChainCheck(ANIMALS, steps_of(spec), parse_answer(ANIMALS, "A"), ChainConfig(max_rules=0), Formulas())
     (r,) = ChainBatch([check]).check(rec)
     assert r.chain_valid
-    assert len(rec.calls) == 2 and [e.conclusion for e in rec.calls[1]] == ["∀ x, Cat x → Animal x"]
-    assert all(not e.premises for e in rec.calls[1])
+    tautology_checks = [e for e in rec.calls[1] if not e.premises]
+    assert len(rec.calls) == 2 and [e.conclusion for e in tautology_checks] == ["∀ x, Cat x → Animal x"]
 
 
 def test_establish_false_skips_goal_and_countermodel_checks(verifier):
@@ -269,7 +275,9 @@ def test_establish_false_skips_goal_and_countermodel_checks(verifier):
                        establish=False)
     (r,) = ChainBatch([check]).check(rec)
     assert r.all_verified and not r.established and "not checked" in r.reason
-    assert [e.conclusion for call in rec.calls for e in call] == [c for _, _, c in GOOD]
+    assert [e.conclusion for e in rec.calls[0]] == [c for _, _, c in GOOD]
+    later = [e.conclusion for call in rec.calls[1:] for e in call]  # only unused-citation checks
+    assert set(later) <= {c for _, _, c in GOOD}
 
 
 def test_a_guarded_step_derives_nothing_a_later_step_repeats(verifier):

@@ -41,7 +41,8 @@ KK = Problem.from_dict({"id": "kk", "kind": "assignment", "premises": [
     {"id": "h2", "formal": "Knight oliver ↔ (Knight zoey ∧ Knight oliver)"}],
     "atoms": ["Knight zoey", "Knight oliver"], "assignment": {"Knight zoey": True, "Knight oliver": False}})
 GOOD = [("s1", ["h1", "h3"], "Mammal tom"), ("s2", ["h2", "s1"], "Animal tom"), ("s3", ["h4", "s2"], "Alive tom")]
-KK_GOOD = [("s1", ["h1", "h2"], "¬ Knight oliver"), ("s2", ["h1", "s1"], "Knight zoey")]
+KK_GOOD = [("s1", ["h2"], "Knight oliver → Knight zoey"), ("s2", ["h1", "s1"], "¬ Knight oliver"),
+           ("s3", ["h1", "s2"], "Knight zoey")]
 KK_ANSWER = "(1) Zoey is a knight (2) Oliver is a knave"
 
 

@@ -48,7 +48,8 @@ def test_score_end_to_end(tmp_path, capsys):
         assert set(x) >= {"problem_id", "reward", "format_ok", "answer_correct", "chain_valid", "steps", "reason"}
     assert "unknown problem_id 'nope'" in lines[1]["reason"] and "line 2" in lines[1]["reason"]
     assert "not JSON" in lines[2]["reason"]
-    assert lines[3]["steps"] == [{"id": "s1", "verdict": "invalid", "reason": lines[3]["steps"][0]["reason"]}]
+    assert lines[3]["steps"] == [{"id": "s1", "verdict": "rejected", "reason": lines[3]["steps"][0]["reason"]}]
+    assert "reject_fresh_symbols" in lines[3]["steps"][0]["reason"]
     assert lines[0]["chain_valid"] and not lines[3]["chain_valid"]
     assert "completion" in lines[6]["reason"] and not lines[7]["format_ok"]
     assert len(list(read_audit(tmp_path / "audit.jsonl"))) == 5  # the scored ones
@@ -106,7 +107,7 @@ def test_audit_log_survives_a_killed_run(tmp_path):
     assert len(records) >= 12 and len(records) % 4 == 0  # whole batches only
     assert [r["reward"] for r in records[:4]] == [1.0, 0.3, 0.0, 1.0]
     assert all(r["problem_id"] == "p1" and len(r["completion_sha256"]) == 64 for r in records)
-    assert records[1]["steps"][0]["verdict"] == "invalid"
+    assert records[1]["steps"][0]["verdict"] == "rejected"  # `rex` is a fresh symbol
 
 
 def test_read_audit_skips_a_torn_last_line(tmp_path):

@@ -195,7 +195,8 @@ def _proverqa(args) -> int:
 
 
 def _gold(args) -> int:
-    from prosfi.data.gold import gold_completion, to_sft_row
+    from prosfi.data.gold import gold_completion
+    from prosfi.data.prompts import to_sft_row
 
     problems = list(read_problems(args.problems))
     rows, missing = [], []

@@ -110,10 +110,10 @@ def _literal(atom: str, value: bool) -> str:
 
 
 class _Chainer:
-    def __init__(self, problem: Problem):
+    def __init__(self, problem: Problem, only: frozenset[str] | None = None):
         from prosfi.logic import parse
 
-        self.premises = [(p.id, parse(p.formal)) for p in problem.premises]
+        self.premises = [(p.id, parse(p.formal)) for p in problem.premises if only is None or p.id in only]
         self.goal = parse(problem.goal)
         self.constants = _constants([f for _, f in self.premises] + [self.goal])
         self.known: dict[str, tuple[bool, str]] = {}  # atom -> (value, premise or step id)
@@ -191,9 +191,10 @@ def _closure(steps: list[dict], finals: list[str]) -> list[dict]:
 
 
 def derive_label(problem: Problem, max_steps: int = 64) -> list[dict[str, Any]] | None:
-    """Steps establishing the problem's label (goal, ¬ goal, or a verified chain for Uncertain),
-    or None when the goal is not a ground literal, forward chaining disagrees with the label, or the
-    search runs past its budget (`kk_proof.SEARCH_SECONDS`)."""
+    """Steps establishing the problem's label (goal, ¬ goal, or for Uncertain the relevant
+    derivation, `derive_uncertain`), or None when no derivation is found: a True/False goal that is
+    not a ground literal, forward chaining disagrees with the label, or the search runs past its
+    budget (`kk_proof.SEARCH_SECONDS`)."""
     try:
         return _derive_label(problem, max_steps)
     except SearchBudget:
@@ -201,6 +202,8 @@ def derive_label(problem: Problem, max_steps: int = 64) -> list[dict[str, Any]] 
 
 
 def _derive_label(problem: Problem, max_steps: int) -> list[dict[str, Any]] | None:
+    if problem.answer_label == "Uncertain":
+        return derive_uncertain(problem, max_steps)
     ch = _Chainer(problem)
     goal = ch.goal
     negated = isinstance(goal, ast.Not)
@@ -223,19 +226,95 @@ def _derive_label(problem: Problem, max_steps: int) -> list[dict[str, Any]] | No
                 steps.append({"id": f"s{len(steps) + 1}", "dependencies": [steps[-1]["id"]],
                               "conclusion": f"¬ {problem.goal}", "rule": "double_negation"})
         return steps if len(steps) <= max_steps else None
-    if label != "Uncertain":
+    return None
+
+
+def _predicates(f) -> set[str]:
+    out, stack = set(), [f]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Pred):
+            out.add(n.name)
+        elif isinstance(n, (ast.Not, *ast.QUANTIFIERS)):
+            stack.append(n.body)
+        elif isinstance(n, ast.BINARY):
+            stack.extend((n.left, n.right))
+    return out
+
+
+def relevant_premises(problem: Problem) -> tuple[frozenset[str], frozenset[str]]:
+    """(premise ids, predicate names) bearing on the goal: start from the goal's predicates; a
+    premise naming one of them bears on the goal, and its predicates join the set (transitively)."""
+    from prosfi.logic import parse
+
+    preds = _predicates(parse(problem.goal))
+    pending = {p.id: _predicates(parse(p.formal)) for p in problem.premises}
+    ids: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for pid, names in list(pending.items()):
+            if names & preds:
+                ids.add(pid)
+                preds |= names
+                del pending[pid]
+                grew = True
+    return frozenset(ids), frozenset(preds)
+
+
+def goal_constants(problem: Problem) -> frozenset[str]:
+    from prosfi.logic import parse
+
+    return frozenset(_constants([parse(problem.goal)]))
+
+
+def _mentions(text: str, consts: frozenset[str]) -> bool:
+    """Whether a literal's text (`¬ p a b`) names one of `consts` (all literals when `consts` is empty)."""
+    return not consts or bool(consts & set(text.replace("¬ ", "").split()[1:]))
+
+
+def relevant_derivation(problem: Problem) -> tuple[list[dict[str, Any]], list[str]]:
+    """What an Uncertain answer must show: forward chaining over the premises bearing on the goal
+    (`relevant_premises`) to a fixpoint. Returns (every derivation step, the derived literals about
+    the goal's constants, in derivation order)."""
+    ids, _ = relevant_premises(problem)
+    ch = _Chainer(problem, only=ids)
+    ch.run(stop_atom=None)
+    consts = goal_constants(problem)
+    required = [s["conclusion"] for s in ch.steps if _mentions(s["conclusion"], consts)]
+    return ch.steps, required
+
+
+def derive_uncertain(problem: Problem, max_steps: int = 64) -> list[dict[str, Any]] | None:
+    """The relevant derivation as gold steps: every literal about the goal's constants that the
+    premises bearing on the goal force, with the steps they need; when none is forced, one step
+    folding known literals into a relevant premise's instance about the goal's constants."""
+    ids, _ = relevant_premises(problem)
+    if not ids:
         return None
-    consts = {a.name for a in atom_f.args}
-    about = [s["id"] for s in ch.steps if consts & set(s["conclusion"].replace("¬ ", "").split()[1:])]
-    picked = about or [s["id"] for s in ch.steps]
-    if not picked:
-        step = _residual_step(ch)
-        return [step] if step else None
-    while picked:
-        steps = _closure(ch.steps, picked)
-        if len(steps) <= max_steps:
-            return steps or None
-        picked = picked[:-1]
+    steps, required = relevant_derivation(problem)
+    goal = problem.goal.strip()
+    if goal in required or f"¬ {goal}" in required or (goal.startswith("¬ ") and goal[2:] in required):
+        return None  # the premises decide the goal: the label is not Uncertain
+    if required:
+        wanted = [s["id"] for s in steps if s["conclusion"] in required]
+        kept = _closure(steps, wanted)
+        return kept if len(kept) <= max_steps else None
+    ch = _Chainer(problem, only=ids)
+    ch.run(stop_atom=None)
+    consts = goal_constants(problem)
+    step = _residual_step(ch, consts) or _instance_step(ch, consts)
+    return [step] if step else None
+
+
+def _instance_step(ch: _Chainer, consts: frozenset[str]) -> dict[str, Any] | None:
+    """When nothing is known to fold in: a relevant rule instantiated at the goal's constants."""
+    from prosfi.logic import pretty
+
+    premises = dict(ch.premises)
+    for i, (pid, atoms, _, _) in enumerate(ch.instances):
+        if isinstance(premises[pid], ast.Forall) and any(_mentions(a, consts) for a in atoms):
+            return {"id": "s1", "dependencies": [pid], "conclusion": pretty(ch.ground[i]), "rule": "instantiation"}
     return None
 
 
@@ -270,14 +349,14 @@ def _simplify(f, known: dict[str, tuple[bool, str]]):
     return ast.Xor(a, b)
 
 
-def _residual_step(ch: _Chainer) -> dict[str, Any] | None:
-    """One sensible step when no literal follows: an instance with known literals folded in
-    (`tall tom → p tom ∨ q tom` and `tall tom` give `p tom ∨ q tom`)."""
+def _residual_step(ch: _Chainer, consts: frozenset[str] = frozenset()) -> dict[str, Any] | None:
+    """One sensible step when no literal follows: an instance about `consts` with known literals
+    folded in (`tall tom → p tom ∨ q tom` and `tall tom` give `p tom ∨ q tom`)."""
     from prosfi.logic import pretty
 
     for i, (pid, atoms, _, _) in enumerate(ch.instances):
         used = [a for a in atoms if a in ch.known]
-        if not used or len(used) > 3:
+        if not used or len(used) > 3 or not any(_mentions(a, consts) for a in atoms):
             continue
         residual = _simplify(ch.ground[i], ch.known)
         if isinstance(residual, (ast.Top, ast.Bottom)):

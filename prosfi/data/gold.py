@@ -1,9 +1,11 @@
 """Gold completions: the exact completion format with atomic, verified steps and the right answer.
 
 Used for SFT warm-up and as the reward's fixed point in tests (they score 1.0 under `prosfi`).
-Knights & Knaves steps come from a propositional search (`kk_proof`); ProverQA-style problems we
-generated carry their derivation in `extra["proof"]`; other True/False/Uncertain problems (public
-ProverQA) get one by forward chaining over ground instances (`fol_proof`), or None.
+Knights & Knaves steps come from a propositional search (`kk_proof`); True/False ProverQA-style
+problems we generated carry their derivation in `extra["proof"]`; other True/False problems (public
+ProverQA) get one by forward chaining over ground instances (`fol_proof`), or None; every Uncertain
+problem gets the relevant derivation (`fol_proof.derive_uncertain`: what the premises bearing on the
+goal force about its constants), compound goals included.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ def gold_steps(problem: Problem) -> list[dict[str, Any]] | None:
                   "rule": s.rule} for s in found]
     else:
         proof = problem.extra.get("proof")
-        if not proof:
+        if not proof or problem.answer_label == "Uncertain":  # Uncertain: the relevant derivation
             from prosfi.data.fol_proof import derive_label
 
             return derive_label(problem, MAX_STEPS)
@@ -94,7 +96,8 @@ def _think(problem: Problem, steps: Sequence[dict[str, Any]]) -> str:
     if problem.kind == "true_false_uncertain":
         label = problem.answer_label
         if label == "Uncertain":
-            lines.append(f"Nothing forces {problem.goal} or its negation, so the statement is uncertain.")
+            lines.append(f"That is all the premises bearing on {problem.goal} force; neither it nor its "
+                         "negation follows, so the statement is uncertain.")
         else:
             lines.append(f"So the statement is {label.lower()}.")
     else:
@@ -119,12 +122,3 @@ def gold_completion(problem: Problem, verifier=None) -> str | None:
         if any(v.status is not Status.VALID for v in verdicts):
             return None
     return render_completion(problem, steps)
-
-
-def to_sft_row(problem: Problem, completion: str, system_prompt: str | None = None,
-               few_shot: int = 0) -> dict:
-    """A conversational SFT row: the prompt messages plus the assistant's completion."""
-    from prosfi.data.prompts import SYSTEM_PROMPT, prompt_messages
-
-    return {"prompt": prompt_messages(problem, system_prompt or SYSTEM_PROMPT, few_shot),
-            "completion": [{"role": "assistant", "content": completion}]}

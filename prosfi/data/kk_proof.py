@@ -163,8 +163,22 @@ class _Search:
                 for _, cm in combo:
                     m &= cm
                 if m & ~goal & self.w.full == 0:
-                    return [i for i, _ in required] + [i for i, _ in combo]
+                    return self._minimal(goal, list(required) + list(combo))
         return None
+
+    def _minimal(self, goal: int, chosen: list[tuple[str, int]]) -> list[str]:
+        """Drop citations the others make redundant, so every citation is used."""
+        i = 0
+        while i < len(chosen):
+            rest = chosen[:i] + chosen[i + 1:]
+            m = self.w.full
+            for _, cm in rest:
+                m &= cm
+            if rest and m & ~goal & self.w.full == 0:
+                chosen, i = rest, 0
+            else:
+                i += 1
+        return [ref for ref, _ in chosen]
 
     def _support(self, atom: str | None, lemmas: dict[str, tuple[str, int]]):
         """Citation sets to try for a conclusion about `atom`: a premise mentioning it (any premise

@@ -22,12 +22,14 @@ your reasoning in plain language
 </steps>
 <answer>your answer</answer>
 Write nothing after </answer>. Each step cites at most 4 ids: premises (h1, h2, ...) or earlier steps \
-(s1, s2, ...). Its conclusion must follow from the cited formulas alone, be new, and not be true by \
-logic alone; keep steps small.
+(s1, s2, ...). Its conclusion must follow from the cited formulas alone, need every one of them, be \
+new, not be true by logic alone, and use only the problem's names. Keep steps small: one premise \
+rule per step, at most two facts per conclusion, no bundling premises into conjunctions.
 Formulas use Lean 4 syntax with the problem's own names: `P a`, `R a b`, `¬ A`, `A ∧ B`, `A ∨ B`, \
 `A → B`, `A ↔ B`, `Xor' A B` (exactly one of A, B), `∀ x, P x → Q x`, `∃ x, P x`.
 True/False/Uncertain questions: answer with the option letter. True needs a step concluding the \
-statement, False a step concluding its negation (¬ statement); Uncertain means neither follows.
+statement, False a step concluding its negation (¬ statement); Uncertain means neither follows: \
+derive every fact the premises about the statement force about its subject, with no other steps.
 Knights and knaves: answer `(1) Name is a knight (2) Name is a knave ...`, and conclude each \
 `Knight name` or `¬ Knight name` in a step."""
 
@@ -101,6 +103,13 @@ def prompt_messages(problem: Problem, system_prompt: str = SYSTEM_PROMPT, few_sh
     tail = f"\n\n{user_suffix(problem)}" if user_suffix is not None else ""
     msgs.append({"role": "user", "content": user_prompt(problem) + tail})
     return msgs
+
+
+def to_sft_row(problem: Problem, completion: str, system_prompt: str | None = None,
+               few_shot: int = 0) -> dict:
+    """A conversational SFT row: the prompt messages plus the assistant's completion."""
+    return {"prompt": prompt_messages(problem, system_prompt or SYSTEM_PROMPT, few_shot),
+            "completion": [{"role": "assistant", "content": completion}]}
 
 
 def gold_answer(problem: Problem) -> str:

@@ -31,14 +31,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--audit", default=None, help="also append audit records to this JSONL file")
     parser.add_argument("--max-dependencies", type=int, default=None, help="chain guard (default 4)")
     parser.add_argument("--max-steps", type=int, default=None, help="chain guard (default 64)")
+    parser.add_argument("--uncertain", choices=("verify", "cap", "exclude"), default=None,
+                        help="how a right Uncertain answer is scored (default verify; README 'Rewards')")
 
 
 def run(args: argparse.Namespace) -> int:
+    from prosfi.chain import ChainConfig
     from prosfi.data.problem import read_problems
     from prosfi.rewards.audit import AuditLog
     from prosfi.rewards.config import RewardConfig
     from prosfi.rewards.score import ScoreResult, score_batch
-    from prosfi.verify.chain import ChainConfig
 
     try:
         problems = {p.id: p for p in read_problems(args.problems)}
@@ -47,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     reward_config = RewardConfig(mode=args.reward)
     chain_kwargs = {k: v for k, v in (("max_dependencies", args.max_dependencies),
-                                      ("max_steps", args.max_steps)) if v is not None}
+                                      ("max_steps", args.max_steps),
+                                      ("uncertain", getattr(args, "uncertain", None))) if v is not None}
     chain_config = ChainConfig(**chain_kwargs)
     with ExitStack() as stack:
         verifier = None

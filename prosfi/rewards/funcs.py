@@ -14,13 +14,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from prosfi.chain import ChainConfig
 from prosfi.data.problem import Problem
 from prosfi.rewards.audit import AuditLog
 from prosfi.rewards.config import ALL_MODES, RewardConfig
 from prosfi.rewards.metrics import EXTRA_COLUMN, batch_metrics, cache_hit_rate, summaries
 from prosfi.rewards.score import ScoreResult, _Scoring
 from prosfi.trace.extract import completion_text
-from prosfi.verify.chain import ChainConfig
 
 log = logging.getLogger(__name__)
 

@@ -11,11 +11,11 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from prosfi.chain import ChainBatch, ChainCheck, ChainConfig, ChainResult, Formulas, StepResult
 from prosfi.data.problem import Problem
 from prosfi.rewards.config import RewardConfig
 from prosfi.trace.answer import ParsedAnswer, answer_correct, parse_answer
 from prosfi.trace.schema import ParsedTrace, parse_trace
-from prosfi.verify.chain import ChainBatch, ChainCheck, ChainConfig, ChainResult, Formulas, StepResult
 
 log = logging.getLogger(__name__)
 

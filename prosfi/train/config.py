@@ -21,7 +21,7 @@ from typing import Any
 # A module that is not importable (an optional piece not installed) contributes no fields.
 MIRRORED: dict[str, tuple[str, str]] = {
     "reward": ("prosfi.rewards", "RewardConfig"),
-    "chain": ("prosfi.verify.chain", "ChainConfig"),
+    "chain": ("prosfi.chain", "ChainConfig"),
     "verifier": ("prosfi.verify.config", "VerifierConfig"),
     "lean": ("prosfi.verify.lean.config", "LeanConfig"),
     "tiny": ("prosfi.train.tiny", "TinyModelConfig"),

@@ -96,5 +96,7 @@ def from_script_args(script: Any, count: int | None = None, seed_offset: int = 0
         seed=script.dataset_seed + seed_offset,
         difficulty=script.dataset_difficulty,
         path=script.dataset_path,
-        exclude_uncertain=script.dataset_exclude_uncertain,
+        # `chain_uncertain: exclude` leaves Uncertain problems out, like dataset_exclude_uncertain
+        exclude_uncertain=bool(script.dataset_exclude_uncertain)
+        or getattr(script, "chain_uncertain", "verify") == "exclude",
     )

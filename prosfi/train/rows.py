@@ -38,7 +38,8 @@ def sft_dataset(problems: Sequence[Problem], verifier: Any = None, system_prompt
     """Prompt-completion rows on the gold traces of `problems` (problems without one are skipped)."""
     from datasets import Dataset
 
-    from prosfi.data.gold import gold_completion, to_sft_row
+    from prosfi.data.gold import gold_completion
+    from prosfi.data.prompts import to_sft_row
 
     rows = []
     for problem in problems:

@@ -21,6 +21,27 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+# `backends="auto"`: every builtin worth running that can run here, fastest first. LeanDojo is
+# left out (far slower than the REPL pool for the same theorems; ask for it by name).
+AUTO_NAME = "auto"
+AUTO: tuple[str, ...] = ("z3", "prover9", "lean")
+
+
+def expand(names: tuple[str, ...]) -> list[tuple[str, bool]]:
+    """(name, optional) in cascade order: 'auto' is AUTO; a trailing '?' marks one name optional."""
+    if tuple(names) == (AUTO_NAME,):
+        return [(name, True) for name in AUTO]
+    out = []
+    for raw in names:
+        optional = raw.endswith("?")
+        name = raw[:-1].strip() if optional else raw
+        if name == AUTO_NAME:
+            raise ValueError("verifier backends: 'auto' stands alone (it means "
+                             f"{', '.join(n + '?' for n in AUTO)}); list names to choose an order")
+        out.append((name, optional))
+    return out
+
+
 @dataclass
 class VerifierConfig:
     backends: tuple[str, ...] = field(
@@ -107,8 +128,6 @@ class VerifierConfig:
     )
 
     def __post_init__(self) -> None:
-        from prosfi.verify.registry import expand
-
         if isinstance(self.backends, str):
             self.backends = tuple(b.strip() for b in self.backends.split(",") if b.strip())
         self.backends = tuple(self.backends)
@@ -153,4 +172,4 @@ class VerifierConfig:
         return self.timeout_ms * max(1, n_worker_backends) + 1000
 
 
-__all__ = ["VerifierConfig", "default_workers"]
+__all__ = ["AUTO", "AUTO_NAME", "VerifierConfig", "default_workers", "expand"]

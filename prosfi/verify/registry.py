@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prosfi.verify.backend import Backend
+from prosfi.verify.config import AUTO, AUTO_NAME, expand  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:  # pragma: no cover
     from prosfi.verify.config import VerifierConfig
@@ -27,10 +28,6 @@ BUILTIN: dict[str, str] = {
     "lean": "prosfi.verify.lean:LeanBackend",
     "lean_dojo": "prosfi.verify.lean:LeanDojoBackend",
 }
-# `backends="auto"`: every builtin worth running that can run here, fastest first. LeanDojo is
-# left out (far slower than the REPL pool for the same theorems; ask for it by name).
-AUTO_NAME = "auto"
-AUTO: tuple[str, ...] = ("z3", "prover9", "lean")
 
 
 @dataclass(frozen=True)
@@ -53,21 +50,6 @@ def load_class(path: str) -> type[Backend]:
     if not (isinstance(cls, type) and issubclass(cls, Backend)):
         raise TypeError(f"{path} is not a prosfi.verify.backend.Backend subclass")
     return cls
-
-
-def expand(names: tuple[str, ...]) -> list[tuple[str, bool]]:
-    """(name, optional) in cascade order: 'auto' is AUTO; a trailing '?' marks one name optional."""
-    if tuple(names) == (AUTO_NAME,):
-        return [(name, True) for name in AUTO]
-    out = []
-    for raw in names:
-        optional = raw.endswith("?")
-        name = raw[:-1].strip() if optional else raw
-        if name == AUTO_NAME:
-            raise ValueError("verifier backends: 'auto' stands alone (it means "
-                             f"{', '.join(n + '?' for n in AUTO)}); list names to choose an order")
-        out.append((name, optional))
-    return out
 
 
 def resolve(names: tuple[str, ...], config: VerifierConfig | None = None) -> tuple[list[BackendSpec], dict[str, str]]:

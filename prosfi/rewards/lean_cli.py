@@ -4,6 +4,9 @@
   prosfi lean statement PROBLEMS.jsonl print the direct-Lean statement for each problem
   prosfi lean probe                   resolve the project and REPL, run a known-true and a
                                       known-false theorem, report what happened and how long
+
+It lives above the rewards (not in `prosfi.verify.lean`, the pure backend) because `statement`
+reads problems and renders the direct-Lean reward's statements.
 """
 
 from __future__ import annotations

@@ -2,80 +2,33 @@
 the chain establish the answer it claims?
 
 Each step is checked as `cited formulas ⊢ conclusion` (cited ids are replaced by the problem's
-premises or earlier conclusions, so a step cannot misquote a premise). Guards stop cheap ways to
-look verified: over-citation, tautologies, restating a citation, repeating a conclusion, padding
-past `max_steps`. Checks are collected for a whole batch of chains and sent to the verifier in two
-rounds (`ChainBatch`): round 1 the steps (and the countermodel checks of an Uncertain claim),
-round 2 tautology and equivalence checks for steps round 1 proved.
+premises or earlier conclusions, so a step cannot misquote a premise). Guards (`ChainConfig`) stop
+cheap ways to look verified: over-citation, unused citations, bundling many facts into one step,
+fresh symbols, tautologies, restating a citation, repeating a conclusion, padding past
+`max_steps`, and an Uncertain claim without the relevant derivation (`prosfi.chain.uncertain`).
+Checks are collected for a whole batch of chains and sent to the verifier in two rounds
+(`ChainBatch`): round 1 the steps (and the countermodel checks of an Uncertain claim), round 2
+tautology, unused-citation and equivalence checks for steps round 1 proved.
 """
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
+from prosfi.chain.config import ChainConfig
+from prosfi.chain.shape import facts, is_fact, is_literal, literals, small_countermodel
+from prosfi.chain.uncertain import GoalScope, goal_scope
 from prosfi.data.problem import Problem
-from prosfi.logic import Eq, FormulaError, Not, Pred, canonical, parse
+from prosfi.logic import FormulaError, canonical, parse
 from prosfi.logic.signature import symbols_of
 from prosfi.trace.answer import ParsedAnswer
 from prosfi.trace.schema import Step
 from prosfi.verify.verdict import Entailment, Status, Verdict
 
-log = logging.getLogger(__name__)
-
 REJECTED = "rejected"  # a guard made the step not count; not a prover verdict
 _VALID = Status.VALID.value
-
-
-@dataclass
-class ChainConfig:
-    max_dependencies: int = field(
-        default=4,
-        metadata={"help": "A step citing more ids than this is rejected: steps must be atomic, not 'all "
-                  "premises, therefore the goal'."},
-    )
-    max_steps: int = field(
-        default=64, metadata={"help": "Steps beyond this many are rejected unchecked (padding, cost)."}
-    )
-    reject_tautology: bool = field(
-        default=True, metadata={"help": "Reject a step whose conclusion is provable from no premises."}
-    )
-    reject_restatement: bool = field(
-        default=True,
-        metadata={"help": "Reject a step whose conclusion is (alpha-equivalent to) one of its citations."},
-    )
-    reject_repeat: bool = field(
-        default=True,
-        metadata={"help": "Reject a step whose conclusion was already derived by an earlier step."},
-    )
-    reject_premise_repeat: bool = field(
-        default=False,
-        metadata={"help": "Also reject a step that re-derives an (uncited) premise. Off by default: "
-                  "deriving `P a` from `P a ∧ Q a` is honest even when `P a` is also a premise."},
-    )
-    goal_by_equivalence: bool = field(
-        default=True,
-        metadata={"help": "Also accept a verified step logically equivalent to the goal (or an answer "
-                  "literal), checked by the verifier both ways; otherwise only textual (canonical) matches."},
-    )
-
-    min_steps: int = field(
-        default=1,
-        metadata={"help": "A chain with fewer steps is not fully verified. With 0, an empty chain plus a "
-                  "right Uncertain answer (shown by the verifier's countermodels) earns the top level "
-                  "without any reasoning, and writing steps can only lower that reward."},
-    )
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.min_steps, int) or self.min_steps < 0:
-            raise ValueError(f"ChainConfig.min_steps must be an int >= 0, got {self.min_steps!r}")
-        if not isinstance(self.max_dependencies, int) or self.max_dependencies < 1:
-            raise ValueError(f"ChainConfig.max_dependencies must be an int >= 1, got {self.max_dependencies!r}")
-        if not isinstance(self.max_steps, int) or self.max_steps < 1:
-            raise ValueError(f"ChainConfig.max_steps must be an int >= 1, got {self.max_steps!r}")
 
 
 @dataclass(frozen=True)
@@ -117,7 +70,13 @@ class Parsed(NamedTuple):
     canonical: str | None  # None when the text does not parse
     symbols: frozenset[str]  # predicate, function and constant names
     error: str  # why it does not parse, else ""
-    literal: bool  # an atom or a negated atom (never a tautology, see `_is_literal`)
+    literal: bool  # an atom or a negated atom (never a tautology, see `shape.is_literal`)
+    facts: int = 0  # clauses of its CNF (`shape.facts`)
+    literals: frozenset[str] = frozenset()  # canonical forms of its literal conjuncts
+    predicates: frozenset[str] = frozenset()
+    constants: frozenset[str] = frozenset()
+    fact: bool = False  # a literal or a conjunction of literals (not a rule)
+    formula: object = None  # the parsed formula
 
 
 class Formulas:
@@ -127,13 +86,21 @@ class Formulas:
     def __init__(self) -> None:
         self._memo: dict[str, Parsed] = {}
         self._premises: dict[int, tuple[Problem, dict[str, str]]] = {}
+        self._symbols: dict[int, tuple[Problem, frozenset[str]]] = {}
+        self._countermodels: dict[tuple, tuple[str, ...]] = {}
+        self.shapes: dict[tuple, tuple] = {}  # ChainCheck._shape results (a group repeats its steps)
 
     def get(self, text: str) -> Parsed:
         hit = self._memo.get(text)
         if hit is None:
             try:
                 f = parse(text)
-                hit = Parsed(canonical(f), frozenset(s.name for s in symbols_of(f)), "", _is_literal(f))
+                syms = set(symbols_of(f))
+                canon, literal = canonical(f), is_literal(f)
+                hit = Parsed(canon, frozenset(s.name for s in syms), "", literal, 1 if literal else facts(f),
+                             frozenset((canon,)) if literal else frozenset(canonical(g) for g in literals(f)),
+                             frozenset(s.name for s in syms if s.role == "pred"),
+                             frozenset(s.name for s in syms if s.role == "const"), literal or is_fact(f), f)
             except FormulaError as exc:
                 hit = Parsed(None, frozenset(), f"does not parse: {exc}", False)
             except RecursionError:
@@ -153,15 +120,29 @@ class Formulas:
             self._premises[id(problem)] = hit
         return hit[1]
 
+    def unused_candidates(self, cited: tuple[tuple[str, str], ...], conclusion: str) -> tuple[str, ...]:
+        """Citations (id, text) whose removal must go to the verifier: those where the rest has no
+        one-element countermodel (`shape.small_countermodel`). Memoised: a group repeats its steps."""
+        key = (cited, conclusion)
+        hit = self._countermodels.get(key)
+        if hit is None:
+            forms = {t: self.get(t).formula for _, t in cited}
+            goal = self.get(conclusion).formula
+            hit = tuple(d for d, _ in cited
+                        if None in forms.values() or goal is None
+                        or not small_countermodel([forms[t] for k, t in cited if k != d], goal))
+            self._countermodels[key] = hit
+        return hit
 
-def _is_literal(f) -> bool:
-    """An atom `P t…`, `a = b` (a, b different terms) or the negation of one. No such formula is
-    true in every model, so a literal step needs no tautology check."""
-    if isinstance(f, Not):
-        f = f.body
-    if isinstance(f, Pred):
-        return True
-    return isinstance(f, Eq) and f.left != f.right
+    def problem_symbols(self, problem: Problem) -> frozenset[str]:
+        """Every symbol name of the problem's premises, goal and atoms (what a conclusion may name)."""
+        hit = self._symbols.get(id(problem))
+        if hit is None or hit[0] is not problem:
+            texts = [*problem.premise_map.values(), problem.goal or "", *problem.atoms]
+            names = frozenset().union(*(self.get(t).symbols for t in texts if t))
+            hit = (problem, names)
+            self._symbols[id(problem)] = hit
+        return hit[1]
 
 
 def negation(text: str) -> str:
@@ -187,7 +168,16 @@ class ChainCheck:
         self._round1: dict[int, Verdict] = {}
         self._uncertain_verdicts: list[Verdict] = []
         self._taut: dict[int, Entailment] = {}
+        self._unused: dict[tuple[int, str], Entailment] = {}  # (step, dropped citation) -> check
         self._equiv: dict[tuple[int, int], tuple[Entailment, Entailment]] = {}
+        self._scope: GoalScope | None = None  # set when an Uncertain claim is to be verified
+        self._carried: dict[str, list[str]] = {}  # step id -> premise rules its conclusion carries on
+
+    def key(self) -> tuple:
+        """Identical keys give identical results (the check is a function of these and the verdicts)."""
+        claim = self.claim
+        return (id(self.problem), id(self.config), id(self.formulas), self.establish, tuple(self.steps),
+                claim.label, tuple(sorted(claim.literals.items())), claim.reason)
 
     def _claim_targets(self) -> list[str]:
         if not self.claim.ok or not self.establish:
@@ -211,8 +201,11 @@ class ChainCheck:
         if self.config.reject_premise_repeat:
             for pid, c in self._canon.items():
                 seen.setdefault(c, f"premise {pid}")
+        verify_uncertain = self._claims_uncertain and self.config.uncertain == "verify" and self.problem.goal
+        if verify_uncertain:
+            self._scope = goal_scope(self.problem)
         for i, step in enumerate(self.steps):
-            c, _, err, _ = formulas.get(step.conclusion)
+            c, _, err, _, *_ = formulas.get(step.conclusion)
             pre = self._guard(i, step, step_index, seen, c, err)
             if c is not None and pre is None:  # a guarded step derived nothing a later step repeats
                 seen.setdefault(c, f"{step.id}'s conclusion")
@@ -223,7 +216,9 @@ class ChainCheck:
             deps = dict.fromkeys(step.dependencies)
             cited = {d: self._formula_of(d) for d in deps}
             self._step_checks[i] = Entailment(cited, step.conclusion, id=step.id)
-        if self._claims_uncertain and self.problem.goal:
+        if self._scope is not None and not self._scope.error:
+            self._reject_irrelevant(step_index)
+        if verify_uncertain:
             goal = self.problem.goal
             self._uncertain = [Entailment(self.premises, goal, id="uncertain+"),
                                Entailment(self.premises, negation(goal), id="uncertain-")]
@@ -249,11 +244,20 @@ class ChainCheck:
                 return StepResult(step.id, Status.INVALID.value, "cites itself")
             if j > i:
                 return StepResult(step.id, Status.INVALID.value, f"forward reference to {d!r}")
-        n = len(set(step.dependencies))
+        deps = list(dict.fromkeys(step.dependencies))
+        n = len(deps)
         if n > cfg.max_dependencies:
             return StepResult(step.id, REJECTED, f"cites {n} ids (max_dependencies {cfg.max_dependencies})")
         if c is None:
             return StepResult(step.id, Status.ERROR.value, f"conclusion {err}")
+        refs = tuple((d, d in self.premises, self._formula_of(d), tuple(self._carried.get(d, ()))) for d in deps)
+        key = (id(self.problem), id(cfg), step.conclusion, refs)
+        hit = self.formulas.shapes.get(key)
+        if hit is None or hit[0] is not self.problem:
+            hit = self.formulas.shapes[key] = (self.problem, *self._shape(step.conclusion, refs))
+        _, why, self._carried[step.id] = hit
+        if why:
+            return StepResult(step.id, REJECTED, why)
         if cfg.reject_restatement:
             for d in step.dependencies:
                 if self._canon.get(d) == c:
@@ -261,6 +265,70 @@ class ChainCheck:
         if cfg.reject_repeat and c in seen:
             return StepResult(step.id, REJECTED, f"repeats {seen[c]}")
         return None
+
+    def _shape(self, conclusion: str, refs: tuple) -> tuple[str, list[str]]:
+        """The guards on what one step may pack: (why it is rejected or "", the premise rules its
+        conclusion carries on). A pure function of the problem, the conclusion and the citations."""
+        cfg = self.config
+        shape = self.formulas.get(conclusion)
+        cited = [self.formulas.get(text) for _, _, text, _ in refs]
+        rules = [r for (d, premise, _, carried), p in zip(refs, cited)
+                 for r in (([] if p.fact else [d]) if premise else carried)]
+        # a conclusion that is not a plain result (a rule with more than one fact, e.g. a bundle of a
+        # premise rule with something else) passes the premise rules it cites on to the steps citing it
+        carried = rules if not shape.fact and shape.facts >= 2 else []
+        if cfg.reject_fresh_symbols:
+            fresh = sorted(shape.symbols.difference(self.formulas.problem_symbols(self.problem),
+                                                    *(p.symbols for p in cited)))
+            if fresh:
+                return (f"fresh symbol {', '.join(fresh)} (reject_fresh_symbols): named nowhere in the problem "
+                        "or the citations"), carried
+        if cfg.max_rules and len(rules) > cfg.max_rules:
+            return (f"applies {len(rules)} premise rules {', '.join(rules)} (max_rules {cfg.max_rules}): one "
+                    "step, one premise rule"), carried
+        if cfg.max_weight:
+            weight = sum(1 if premise else p.facts for (_, premise, _, _), p in zip(refs, cited))
+            if weight > cfg.max_weight:
+                return (f"weight {weight} (max_weight {cfg.max_weight}): its citations carry too many facts "
+                        "for one small inference"), carried
+        if cfg.max_conjuncts:
+            bound = max([cfg.max_conjuncts] + [p.facts for p in cited])
+            if shape.facts > bound:
+                return (f"concludes {min(shape.facts, 999)} facts (max_conjuncts {cfg.max_conjuncts}, or as many "
+                        "as one citation states): a bundle, not one inference"), carried
+        return "", carried
+
+    def _reject_irrelevant(self, step_index: dict[str, int]) -> None:
+        """Uncertain claims (`uncertain: verify`): every step must bear on the goal (module docstring
+        of `prosfi.chain.uncertain`); others are rejected before any prover call."""
+        scope = self._scope
+        grounded: dict[int, str] = {}  # step index -> why its citations/vocabulary are off the goal
+        for i, step in enumerate(self.steps):
+            bad = [d for d in step.dependencies if d in self.premises and d not in scope.premises]
+            bad_steps = [d for d in step.dependencies if d in step_index and step_index[d] in grounded]
+            preds = self.formulas.get(step.conclusion).predicates - scope.predicates
+            if bad:
+                grounded[i] = f"cites {', '.join(bad)}, which do(es) not bear on the goal"
+            elif bad_steps:
+                grounded[i] = f"builds on {', '.join(bad_steps)}, which do(es) not bear on the goal"
+            elif preds:
+                grounded[i] = f"names {', '.join(sorted(preds))}, which no premise bearing on the goal names"
+        used_by_relevant: set[int] = set()
+        for i in range(len(self.steps) - 1, -1, -1):
+            step = self.steps[i]
+            if i in grounded:
+                continue
+            about = not scope.constants or bool(self.formulas.get(step.conclusion).constants & scope.constants)
+            if not about and i not in used_by_relevant:
+                grounded[i] = (f"says nothing about {', '.join(sorted(scope.constants))} and no step that does "
+                               "builds on it")
+                continue
+            used_by_relevant.update(step_index[d] for d in step.dependencies if d in step_index)
+        for i, why in grounded.items():
+            if i not in self._pre:
+                self._pre[i] = StepResult(self.steps[i].id, REJECTED, f"not relevant to the goal (uncertain: "
+                                          f"verify): {why}")
+                self._step_checks.pop(i, None)
 
     # ------------------------------------------------------------------ round 2
     def round2(self, verdicts: Sequence[Verdict]) -> list[Entailment]:
@@ -272,22 +340,36 @@ class ChainCheck:
             for i in proved:
                 if not self.formulas.get(self.steps[i].conclusion).literal:
                     self._taut[i] = Entailment({}, self.steps[i].conclusion, id=f"{self.steps[i].id}:tautology")
+        if self.config.reject_unused:
+            for i in proved:
+                cited = self._step_checks[i].premises
+                if len(cited) < 2:  # one citation: dropping it is the tautology check
+                    continue
+                for d in self.formulas.unused_candidates(tuple(cited.items()), self.steps[i].conclusion):
+                    rest = {k: v for k, v in cited.items() if k != d}
+                    self._unused[(i, d)] = Entailment(rest, self.steps[i].conclusion, id=f"{self.steps[i].id}-{d}")
         if self.config.goal_by_equivalence:
             proved_canon = {self.formulas.canonical(self.steps[i].conclusion) for i in proved}
             for t, target in enumerate(self._targets):
-                tc, tsyms, _, _ = self.formulas.get(target)
-                if tc is None or tc in proved_canon:
+                tp = self.formulas.get(target)
+                if tp.canonical is None or tp.canonical in proved_canon:
                     continue
                 for i in proved:
                     text = self.steps[i].conclusion
-                    if self.formulas.get(text).symbols == tsyms:  # same vocabulary: worth a prover call
+                    if self.formulas.get(text).symbols == tp.symbols:  # same vocabulary: worth a prover call
                         self._equiv[(t, i)] = (Entailment({"step": text}, target), Entailment({"goal": target}, text))
-        return list(self._taut.values()) + [e for pair in self._equiv.values() for e in pair]
+        return (list(self._taut.values()) + list(self._unused.values())
+                + [e for pair in self._equiv.values() for e in pair])
 
     # ------------------------------------------------------------------ result
     def finish(self, verdicts: Sequence[Verdict]) -> ChainResult:
         it = iter(verdicts)
         taut = {i: next(it) for i in self._taut}
+        unused = {key: next(it) for key in self._unused}
+        spares: dict[int, str] = {}  # step index -> a citation it does not need
+        for (j, d), u in unused.items():
+            if u.valid:
+                spares.setdefault(j, d)
         equiv = {key: (next(it), next(it)) for key in self._equiv}
         results: list[StepResult] = []
         for i, step in enumerate(self.steps):
@@ -295,8 +377,12 @@ class ChainCheck:
                 results.append(self._pre[i])
                 continue
             v = self._round1[i]
+            spare = spares.get(i) if v.valid else None
             if v.valid and i in taut and taut[i].valid:
                 results.append(StepResult(step.id, REJECTED, "tautology: provable from no premises", v.backend, v.ms))
+            elif spare is not None:
+                results.append(StepResult(step.id, REJECTED, f"unused dependency {spare} (reject_unused): the "
+                                          "conclusion follows from the other citations", v.backend, v.ms))
             else:
                 results.append(StepResult(step.id, v.status.value, "" if v.valid else (v.detail or v.status.value),
                                           v.backend, v.ms))
@@ -321,6 +407,12 @@ class ChainCheck:
         if self._claims_uncertain:
             if not self.problem.goal:
                 return False, "problem has no goal"
+            if self.config.uncertain != "verify":
+                return False, (f"Uncertain capped (uncertain: {self.config.uncertain}): a right Uncertain answer "
+                               "earns at most the unverified level")
+            scope = self._scope
+            if scope is not None and scope.error:
+                return False, f"Uncertain not earned (uncertain: verify): {scope.error}"
             pos, neg = self._uncertain_verdicts
             if pos.status is Status.VALID:
                 return False, "Uncertain claimed, but the premises entail the goal"
@@ -329,6 +421,12 @@ class ChainCheck:
             if pos.status is not Status.INVALID or neg.status is not Status.INVALID:
                 return False, (f"Uncertain not shown: no countermodel both ways (goal: {pos.status.value}, "
                                f"negation: {neg.status.value})")
+            if scope is not None:
+                shown = set().union(*(self.formulas.get(self.steps[i].conclusion).literals for i in verified))
+                for text in scope.required:
+                    if self.formulas.canonical(text) not in shown:
+                        return False, (f"Uncertain not earned (uncertain: verify): no verified step derives {text}, "
+                                       "which the premises bearing on the goal force")
             return True, ""
         if not self._targets:
             return False, "answer claims nothing the chain can establish"
@@ -342,107 +440,8 @@ class ChainCheck:
         return True, ""
 
 
-class ChainBatch:
-    """Many `ChainCheck`s whose checks go to the verifier together, deduplicated, in two rounds.
-
-    Drive it with `check(verifier)` (sync) or `await acheck(verifier)`; or by hand: `requests()`
-    yields lists of entailments and takes their verdicts back (`send`).
-    """
-
-    def __init__(self, checks: Sequence[ChainCheck]) -> None:
-        self.checks = list(checks)
-        self.verify_ms = 0.0
-
-    def requests(self):
-        failed: dict[int, str] = {}
-        wanted = [self._safe(failed, i, c.round1) for i, c in enumerate(self.checks)]
-        got = yield from self._ask(wanted)
-        wanted = [self._safe(failed, i, c.round2, v) for i, (c, v) in enumerate(zip(self.checks, got))]
-        got = yield from self._ask(wanted)
-        results = [self._safe(failed, i, c.finish, v) for i, (c, v) in enumerate(zip(self.checks, got))]
-        return [ChainResult((), False, False, failed[i], failed=True) if i in failed else r
-                for i, r in enumerate(results)]
-
-    @staticmethod
-    def _safe(failed: dict[int, str], i: int, fn, *args):
-        """Run one chain's part; an exception fails that chain only (with a reason and a warning)."""
-        if i in failed:
-            return []
-        try:
-            return fn(*args)
-        except Exception as exc:
-            log.warning("chain check failed: %r", exc, exc_info=True)
-            failed[i] = f"internal error while checking the chain: {exc!r}"[:300]
-            return []
-
-    @staticmethod
-    def _ask(wanted: list[list[Entailment]]):
-        """Send the distinct entailments once; hand each chain its verdicts in order."""
-        unique: dict[tuple, int] = {}
-        batch: list[Entailment] = []
-        slots: list[list[int]] = []
-        for entailments in wanted:
-            row = []
-            for e in entailments:
-                key = (tuple(e.premises.values()), e.conclusion)
-                if key not in unique:
-                    unique[key] = len(batch)
-                    batch.append(e)
-                row.append(unique[key])
-            slots.append(row)
-        verdicts = (yield batch) if batch else []
-        return [[verdicts[k] for k in row] for row in slots]
-
-    def check(self, verifier) -> list[ChainResult]:
-        gen = self.requests()
-        try:
-            batch = next(gen)
-            while True:
-                batch = gen.send(self._timed(verifier.check_many, batch))
-        except StopIteration as stop:
-            return stop.value
-
-    async def acheck(self, verifier) -> list[ChainResult]:
-        gen = self.requests()
-        try:
-            batch = next(gen)
-            while True:
-                t0 = time.perf_counter()
-                try:
-                    verdicts = _complete(batch, await verifier.acheck_many(batch))
-                except Exception as exc:  # noqa: BLE001 - the trainer must not crash on a batch
-                    verdicts = _failed(batch, exc)
-                self.verify_ms += (time.perf_counter() - t0) * 1000
-                batch = gen.send(verdicts)
-        except StopIteration as stop:
-            return stop.value
-
-    def _timed(self, check_many, batch):
-        t0 = time.perf_counter()
-        try:
-            verdicts = _complete(batch, check_many(batch))
-        except Exception as exc:  # noqa: BLE001 - the trainer must not crash on a batch
-            verdicts = _failed(batch, exc)
-        self.verify_ms += (time.perf_counter() - t0) * 1000
-        return verdicts
-
-
-def _failed(batch: Sequence[Entailment], exc: Exception) -> list[Verdict]:
-    log.warning("verifier failed on a batch of %d checks: %r; scoring them unknown", len(batch), exc)
-    return [Verdict(Status.UNKNOWN, None, 0.0, f"verifier failed: {exc!r}"[:200])] * len(batch)
-
-
-def _complete(batch: Sequence[Entailment], verdicts: Sequence[Verdict]) -> list[Verdict]:
-    """Guard the one-verdict-per-check contract: a short answer reads as unknown for the rest."""
-    verdicts = list(verdicts)
-    if len(verdicts) < len(batch):
-        verdicts += [Verdict(Status.UNKNOWN, None, 0.0, "verifier returned no verdict")] * (len(batch) - len(verdicts))
-    return verdicts[: len(batch)]
-
-
 __all__ = [
     "REJECTED",
-    "ChainBatch",
     "ChainCheck",
     "ChainConfig",
     "ChainResult",

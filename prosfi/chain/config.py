@@ -1,0 +1,99 @@
+"""`ChainConfig`: what makes a step count as a verified, honest inference (every guard on by default)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+UNCERTAIN_MODES = ("verify", "cap", "exclude")
+
+
+@dataclass
+class ChainConfig:
+    max_dependencies: int = field(
+        default=4,
+        metadata={"help": "A step citing more ids than this is rejected: steps must be atomic, not 'all "
+                  "premises, therefore the goal'."},
+    )
+    max_steps: int = field(
+        default=64, metadata={"help": "Steps beyond this many are rejected unchecked (padding, cost)."}
+    )
+    max_conjuncts: int = field(
+        default=2,
+        metadata={"help": "A conclusion may state at most this many facts (clauses of its CNF: `A ∧ B` is 2, "
+                  "`A ∧ B → C` is 1), or as many as its largest citation (instantiating a premise is fine). "
+                  "Stops bundling premises into one conjunction. 0 turns the guard off."},
+    )
+    max_weight: int = field(
+        default=4,
+        metadata={"help": "A step's weight is the facts its citations carry: 1 per premise, the fact count "
+                  "of each cited step's conclusion. Above this the step packs more than one small inference "
+                  "(bundles of bundles). 0 turns the guard off."},
+    )
+    max_rules: int = field(
+        default=1,
+        metadata={"help": "A step may apply at most this many premise rules (premises other than a literal or "
+                  "a conjunction of literals), cited directly or carried in a cited step that restates a rule "
+                  "with other facts (a bundle). One step applies one rule to facts and earlier results; to "
+                  "combine two rules, derive one first (an instance, a contrapositive). 0 turns the guard off."},
+    )
+    reject_unused: bool = field(
+        default=True,
+        metadata={"help": "Reject a step whose conclusion still follows with one of its citations removed "
+                  "('unused dependency h3'): a step cites exactly what it uses."},
+    )
+    reject_fresh_symbols: bool = field(
+        default=True,
+        metadata={"help": "Reject a conclusion that names a predicate, function or constant found neither in "
+                  "its citations nor anywhere in the problem."},
+    )
+    uncertain: str = field(
+        default="verify",
+        metadata={"help": "verify: a right Uncertain answer earns the top level only with an earned chain "
+                  "(README 'Rewards'); cap: at most the right-but-unverified level; exclude: as cap, and "
+                  "Uncertain problems are left out of training sets."},
+    )
+    reject_tautology: bool = field(
+        default=True, metadata={"help": "Reject a step whose conclusion is provable from no premises."}
+    )
+    reject_restatement: bool = field(
+        default=True,
+        metadata={"help": "Reject a step whose conclusion is (alpha-equivalent to) one of its citations."},
+    )
+    reject_repeat: bool = field(
+        default=True,
+        metadata={"help": "Reject a step whose conclusion was already derived by an earlier step."},
+    )
+    reject_premise_repeat: bool = field(
+        default=False,
+        metadata={"help": "Also reject a step that re-derives an (uncited) premise. Off by default: "
+                  "deriving `P a` from `P a ∧ Q a` is honest even when `P a` is also a premise."},
+    )
+    goal_by_equivalence: bool = field(
+        default=True,
+        metadata={"help": "Also accept a verified step logically equivalent to the goal (or an answer "
+                  "literal), checked by the verifier both ways; otherwise only textual (canonical) matches."},
+    )
+
+    min_steps: int = field(
+        default=1,
+        metadata={"help": "A chain with fewer steps is not fully verified. With 0, an empty chain plus a "
+                  "right Uncertain answer earns the top level wherever the premises bearing on the goal force "
+                  "nothing about it (or with uncertain guards weakened: without any reasoning at all)."},
+    )
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.min_steps, int) or self.min_steps < 0:
+            raise ValueError(f"ChainConfig.min_steps must be an int >= 0, got {self.min_steps!r}")
+        if not isinstance(self.max_dependencies, int) or self.max_dependencies < 1:
+            raise ValueError(f"ChainConfig.max_dependencies must be an int >= 1, got {self.max_dependencies!r}")
+        if not isinstance(self.max_steps, int) or self.max_steps < 1:
+            raise ValueError(f"ChainConfig.max_steps must be an int >= 1, got {self.max_steps!r}")
+        for name in ("max_conjuncts", "max_weight", "max_rules"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"ChainConfig.{name} must be an int >= 0 (0: off), got {value!r}")
+        if self.uncertain not in UNCERTAIN_MODES:
+            raise ValueError(f"ChainConfig.uncertain: {self.uncertain!r} is not one of {', '.join(UNCERTAIN_MODES)}")
+
+
+__all__ = ["UNCERTAIN_MODES", "ChainConfig"]

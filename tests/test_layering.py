@@ -1,0 +1,102 @@
+"""The package layers read bottom-up: logic → verify → data → trace → chain → rewards → train.
+
+Every `prosfi` import (module level, inside functions, under TYPE_CHECKING) is read with `ast`; a
+module may import its own layer or a lower one, and the module import graph has no cycles.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import prosfi
+
+LAYERS = ("logic", "verify", "data", "trace", "chain", "rewards", "train")
+ROOT = Path(prosfi.__file__).parent
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in ROOT.rglob("*.py"):
+        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                out.add(full if full in modules else node.module)
+        elif isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+    return {m for m in out if m in modules}
+
+
+def _layer(module: str) -> int:
+    """Index in LAYERS; the top-level command (`prosfi.cli`, `prosfi.__main__`) sits above all."""
+    parts = module.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in LAYERS else len(LAYERS)
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {m: _imports(p, modules) - {m} for m, p in modules.items()}
+
+
+def test_every_layer_is_known():
+    packages = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert packages == set(LAYERS)
+
+
+def test_no_module_imports_a_higher_layer():
+    upward = [f"{m} -> {o}" for m, targets in _graph().items() for o in targets
+              if _layer(o) > _layer(m) and not m.endswith(".__main__")]  # `python -m` entry points
+    assert not upward
+
+
+def test_no_import_cycles():
+    graph = _graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    assert not cycles
+
+
+def test_the_checker_sees_a_planted_upward_import_and_cycle(tmp_path):
+    a = tmp_path / "a.py"
+    a.write_text("from prosfi.rewards.score import score_batch\n")
+    modules = {"prosfi.verify.a": a, "prosfi.rewards.score": a}
+    assert _imports(a, modules) == {"prosfi.rewards.score"}
+    assert _layer("prosfi.rewards.score") > _layer("prosfi.verify.a")
