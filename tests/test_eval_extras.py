@@ -23,7 +23,7 @@ def test_parse_verdict():
 
 def test_judge_soundness_through_an_endpoint(tmp_path):
     gens = [Generation("p1", i, t) for i, t in enumerate([GOOD, BAD_STEP, WRONG, "no format"])]
-    replies = {"Alive rex": "s1 cites h1, h2 but concludes about rex.\nVERDICT: UNSOUND",
+    replies = {"¬ Alive tom": "s1 contradicts h1 and h2.\nVERDICT: UNSOUND",
                "<answer>B": "The answer contradicts s1.\nVERDICT: UNSOUND",
                "Alive tom": "Each step follows.\nVERDICT: SOUND"}
     with StandinServer(replies) as server:

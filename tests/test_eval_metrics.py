@@ -117,7 +117,7 @@ PROBLEM = Problem.from_dict({
     "premises": [{"id": "h1", "formal": "∀ x, Cat x → Alive x"}, {"id": "h2", "formal": "Cat tom"}]})
 GOOD = ('<think>t</think><steps>[{"id": "s1", "dependencies": ["h1", "h2"], "conclusion": "Alive tom", '
         '"rule": "mp"}]</steps><answer>A</answer>')
-BAD_STEP = GOOD.replace('"Alive tom"', '"Alive rex"')
+BAD_STEP = GOOD.replace('"Alive tom"', '"¬ Alive tom"')  # a countermodel: invalid, not guarded
 WRONG = GOOD.replace("<answer>A", "<answer>B")
 
 

@@ -65,11 +65,12 @@ def test_batched_generation_uses_left_padding_correctly(tiny_model):
 
 
 def test_prompts_follow_the_recipe(tmp_path):
-    from prosfi.eval import PromptSettings, build_prompts, load_source
+    from prosfi.eval import build_prompts, load_source
+    from prosfi.eval.cli import prompt_settings
 
     recipe = tmp_path / "r.yaml"
     recipe.write_text(yaml.safe_dump({"system_prompt": "Be brief.", "dataset": "kk", "dataset_difficulty": "2"}))
-    settings = PromptSettings.from_recipe(str(recipe))
+    settings = prompt_settings(str(recipe))
     messages = build_prompts(load_source("kk:2", count=1).problems, settings)[0]
     assert messages[0] == {"role": "system", "content": "Be brief."} and messages[-1]["role"] == "user"
 

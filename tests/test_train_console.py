@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from prosfi.rewards.audit import AuditLog, bounded_text, read_audit
-from prosfi.rewards.funcs import audit_step
+from prosfi.rewards.audit import audit_step
 from prosfi.train.console import format_row
 from prosfi.train.runlog import fix_model_card
 

@@ -1,5 +1,5 @@
 """`prosfi eval`: answer accuracy and verified-chain rate ("reward hit") by source and difficulty, for
-a checkpoint, a served model or a completions file; reports, plots, comparisons, a training callback.
+a checkpoint, a served model or a completions file; reports, plots, comparisons (the training callback is `prosfi.train.eval_callback`).
 
 Layers, each usable alone:
 - `sources`: `--data SPEC` -> problems tagged (source, difficulty)

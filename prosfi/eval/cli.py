@@ -102,6 +102,18 @@ def generation_config(args: argparse.Namespace):
                             max_new_tokens=args.max_new_tokens, seed=args.seed, batch_size=args.batch_size)
 
 
+def prompt_settings(recipe: str | None):
+    """The prompts a recipe trains on (its `system_prompt`, `few_shot`, `reward_mode`); defaults without one."""
+    from prosfi.eval.generate import PromptSettings
+
+    if not recipe:
+        return PromptSettings()
+    from prosfi.train.recipe import resolve
+
+    script = resolve(recipe, [], dry_run=True).script
+    return PromptSettings(script.system_prompt, script.few_shot, script.reward_mode)
+
+
 def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = None):
     """(generator, model label): a callable problems -> generations for --model / --endpoint /
     --completions. Raises ValueError for a missing companion flag."""
@@ -113,7 +125,7 @@ def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = N
             raise ValueError(f"--completions: no such file {path!r}")
         return (lambda problems: gen.read_completions(path)), None
     cfg = generation_config(args)
-    settings = gen.PromptSettings.from_recipe(args.recipe)
+    settings = prompt_settings(args.recipe)
     progress = not args.no_progress
     if args.endpoint:
         if not args.served_model:
@@ -245,4 +257,4 @@ def held_out_notes(problems: Sequence, recipe: str | None) -> list[str]:
 
 
 __all__ = ["add_arguments", "add_generation_arguments", "add_source_arguments", "generation_config",
-           "generator_from_args", "held_out_notes", "run", "sources_from_args"]
+           "generator_from_args", "held_out_notes", "prompt_settings", "run", "sources_from_args"]

@@ -116,7 +116,7 @@ def evaluate_checkpoint(model_path: str | Path, specs: Sequence[str], *, count: 
                         verifier=None, verifier_config=None, device: str | None = None, **kwargs: Any) -> EvalResult:
     """One call for a local checkpoint: `--data` specs -> transformers generation -> `evaluate`.
 
-    `settings`: PromptSettings (e.g. `PromptSettings.from_recipe(recipe)`), `config`: GenerationConfig;
+    `settings`: PromptSettings (e.g. `prosfi.eval.cli.prompt_settings(recipe)`), `config`: GenerationConfig;
     other keyword arguments go to `evaluate`. Used by demos for before/after numbers."""
     from prosfi.eval.generate import generate_hf, load_hf
     from prosfi.eval.sources import load_sources

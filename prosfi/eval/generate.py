@@ -1,10 +1,10 @@
 """Completions for evaluation: from a transformers model, vLLM's offline engine, an OpenAI-compatible
-endpoint (`prosfi.eval.endpoint`, its names importable from here too), or a file.
+endpoint (`prosfi.eval.endpoint`), or a file.
 
 Every path takes problems and returns `Generation`s (problem id, sample index, text, token count),
 `n` per problem, in problem order. Prompts are the training prompts (`build_prompts`, the same
 messages `prosfi train` puts in its rows), so a model is evaluated on what it was trained on; a
-recipe's `system_prompt`, `few_shot` and `reward_mode` carry over through `PromptSettings.from_recipe`.
+recipe's `system_prompt`, `few_shot` and `reward_mode` carry over through `prosfi.eval.cli.prompt_settings`.
 Heavy imports (torch, transformers, vllm, httpx) happen inside the function that needs them.
 """
 
@@ -66,15 +66,6 @@ class PromptSettings:
     system_prompt: str | None = None
     few_shot: int = 0
     reward_mode: str = "prosfi"
-
-    @classmethod
-    def from_recipe(cls, path: str | None) -> PromptSettings:
-        if not path:
-            return cls()
-        from prosfi.train.recipe import resolve
-
-        script = resolve(path, [], dry_run=True).script
-        return cls(script.system_prompt, script.few_shot, script.reward_mode)
 
 
 def build_prompts(problems: Sequence[Problem], settings: PromptSettings | None = None) -> list[list[dict]]:
@@ -227,18 +218,6 @@ def read_completions(path: str | Path, skipped: list | None = None) -> list[Gene
 
 
 Generator = Callable[[Sequence[Problem]], list[Generation]]
-
-_ENDPOINT_NAMES = ("EndpointConfig", "EndpointError", "RequestCache", "chat_completion", "chat_url",
-                   "generate_endpoint")
-
-
-def __getattr__(name: str):
-    """The endpoint client lives in `prosfi.eval.endpoint`; its names stay importable from here."""
-    if name in _ENDPOINT_NAMES:
-        from prosfi.eval import endpoint
-
-        return getattr(endpoint, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["Generation", "GenerationConfig", "Generator", "PromptSettings", "build_prompts", "generate_hf",

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from prosfi.rewards.score import ScoreResult
 
@@ -138,4 +139,11 @@ def read_audit(path: str | os.PathLike, events: bool = False) -> Iterator[dict]:
                 yield rec
 
 
-__all__ = ["AuditLog", "audit_path_for_rank", "bounded_text", "completion_sha256", "read_audit"]
+__all__ = ["AuditLog", "audit_path_for_rank", "audit_step", "bounded_text", "completion_sha256", "read_audit"]
+
+
+def audit_step(state: Any) -> int | None:
+    """The step a batch is scored for, numbered as metrics.jsonl numbers it: TRL scores a batch
+    before the optimizer step it trains, when `global_step` still counts the steps done."""
+    step = getattr(state, "global_step", None)
+    return step + 1 if isinstance(step, int) else None

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prosfi.data.problem import Problem
-from prosfi.rewards.audit import AuditLog, completion_sha256
+from prosfi.rewards.audit import AuditLog, audit_step, completion_sha256
 from prosfi.verify.lean.config import LeanConfig
 from prosfi.verify.lean.render import (
     DIRECT_THEOREM,
@@ -271,7 +271,6 @@ class DirectLeanReward:
         if self.audit is None:
             return
         from prosfi.rewards.audit import bounded_text
-        from prosfi.rewards.funcs import audit_step
 
         now = round(time.time(), 3)
         try:

@@ -16,7 +16,7 @@ from typing import Any
 
 from prosfi.chain import ChainConfig
 from prosfi.data.problem import Problem
-from prosfi.rewards.audit import AuditLog
+from prosfi.rewards.audit import AuditLog, audit_step
 from prosfi.rewards.config import ALL_MODES, RewardConfig
 from prosfi.rewards.metrics import EXTRA_COLUMN, batch_metrics, cache_hit_rate, summaries
 from prosfi.rewards.score import ScoreResult, _Scoring
@@ -105,13 +105,6 @@ class AsyncProsfiReward(ProsfiReward):
         before = self._stats()
         chains = await scoring.chains.acheck(self.verifier) if scoring.pending else []
         return self._finish(scoring, chains, texts, before, kwargs)
-
-
-def audit_step(state: Any) -> int | None:
-    """The step a batch is scored for, numbered as metrics.jsonl numbers it: TRL scores a batch
-    before the optimizer step it trains, when `global_step` still counts the steps done."""
-    step = getattr(state, "global_step", None)
-    return step + 1 if isinstance(step, int) else None
 
 
 def _problems(column: Sequence[Any]) -> list[Problem | None]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import sys
 import warnings
 
@@ -66,13 +67,15 @@ def run(args: argparse.Namespace, sft_only: bool = False) -> int:
             print_keys(recipe)
             return 0
         # stdout carries the dry run's YAML: anything printed while resolving (transformers prints
-        # "[INFO] Running in WANDB offline mode" on import when WANDB_MODE=offline) goes to stderr
-        with contextlib.redirect_stdout(sys.stderr):
+        # "[INFO] Running in WANDB offline mode" on import when WANDB_MODE=offline) goes to stderr,
+        # and not at all when the recipe is refused (the error is then the one line)
+        with contextlib.redirect_stdout(io.StringIO()) as notices:
             resolved = resolve(recipe, overrides)
             data = preflight(resolved, sft_only=sft_only)
     except RecipeError as e:
         print(f"prosfi {name}: error: {e}", file=sys.stderr)
         return 2
+    sys.stderr.write(notices.getvalue())
     if resolved.script.dry_run:
         print(resolved.to_yaml(), end="")
         print(f"# {data}")

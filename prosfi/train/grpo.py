@@ -156,7 +156,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
                 callbacks=[recorder],
             )
             install_console(trainer, "grpo")
-            from prosfi.eval.callback import from_script as eval_callback
+            from prosfi.train.eval_callback import from_script as eval_callback
 
             evaluator = eval_callback(script, training, verifier)  # recipe key eval_data: eval curves
             if evaluator is not None:
