@@ -31,6 +31,7 @@ MAIN_SHORTENED = ["--sft_max_steps", "2", "--sft_size", "16", "--max_steps", "1"
 NEEDS = {"--hub": "needs the Hugging Face hub", "data proverqa": "needs the Hugging Face hub",
          "lean probe": "needs a Lean toolchain"}
 PLACEHOLDERS = {"RECIPE.yaml": "recipes/demo/cpu_kk.yaml"}
+MODEL_FLAGS = ("--model", "--prm", "--policy")
 FILE_RE = re.compile(r"\.(jsonl|json|yaml|yml)$")
 
 
@@ -70,6 +71,15 @@ def _why_not(argv: list[str], written: set[str]) -> str | None:
     if any(tok.startswith("[") or tok == "..." for tok in argv):
         return "shows optional arguments, not a runnable command"
     outputs = {argv[i + 1] for i, tok in enumerate(argv[:-1]) if tok in ("-o", "--output")}
+    for i, tok in enumerate(argv[:-1]):
+        if tok in ("--endpoint",):
+            return "needs a served model (an OpenAI-compatible endpoint)"
+        if tok in MODEL_FLAGS and argv[i + 1] not in written and not (ROOT / argv[i + 1]).exists():
+            return f"{argv[i + 1]} is a model the README trains or downloads (not run here)"
+    if argv[:3] == ["prosfi", "eval", "compare"]:
+        missing = [d for d in argv[3:] if not d.startswith("-") and d not in outputs and d not in written]
+        if missing:
+            return f"{missing[0]} is an evaluation folder no earlier README command wrote here"
     for tok in argv:
         shipped = tok.split("/")[0] in SHIPPED and (ROOT / tok).is_file()
         if FILE_RE.search(tok) and tok not in outputs and not shipped and tok not in written:
@@ -127,7 +137,7 @@ def test_readme_command_runs(command, workspace):
     assert "Traceback" not in proc.stderr
     for i, tok in enumerate(argv[:-1]):
         if tok in ("-o", "--output"):
-            assert (where / argv[i + 1]).is_file()
+            assert (where / argv[i + 1]).exists()  # a file, or a folder (prosfi eval -o DIR)
             written.add(argv[i + 1])
 
 
