@@ -195,11 +195,16 @@ def _has_bf16_device() -> bool:
     return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
 
 
-def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = False) -> ResolvedRecipe:
-    """Parse a recipe and overrides into the three argument dataclasses, or raise RecipeError."""
+def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = False,
+            dataclass_types: tuple[type, ...] | None = None, validate_script=None) -> ResolvedRecipe:
+    """Parse a recipe and overrides into the three argument dataclasses, or raise RecipeError.
+
+    `dataclass_types` and `validate_script` serve other entry points (`prosfi prm train`): their own
+    (script, training, model) dataclasses and script check; the defaults are `prosfi train`'s.
+    """
     import yaml
 
-    parser = make_parser()
+    parser = make_parser(dataclass_types)
     known = _dests(parser)
     config: dict[str, Any] = {}
     if recipe_path:
@@ -267,10 +272,11 @@ def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = Fa
         if (training.bf16 or training.fp16) and not recipe_use_cpu:
             notes.append("no bf16-capable accelerator here: its hardware checks were skipped for this dry run")
 
-    from prosfi.train.config import validate
+    if validate_script is None:
+        from prosfi.train.config import validate as validate_script
 
     try:
-        validate(script)
+        validate_script(script)
     except ValueError as e:
         raise RecipeError(str(e)) from e
     _resolve_resume(training, notes)
