@@ -31,8 +31,11 @@ class PRMScriptArguments:
     train_file: str | None = field(default=None, metadata={"help": "sft: `prosfi prm label` JSONL (train split); "
                                                            "pairwise: `prosfi prm negatives` JSONL"})
     eval_file: str | None = field(default=None, metadata={"help": "optional held-out file of the same kind"})
-    data: str | None = field(default=None, metadata={"help": "pairwise: the problems (a `--data` spec) that "
-                                                     "give each pair's problem text, when pairs carry no prompt"})
+    problems: list[str] | None = field(default=None, metadata={"help": "pairwise: the problem sources (`--data` specs "
+                                                           "of `prosfi prm negatives`) that give each pair's problem text"})
+    problems_count: int = field(default=100, metadata={"help": "pairwise: `--count` used with `prosfi prm negatives`"})
+    problems_seed: int | None = field(default=None, metadata={"help": "pairwise: `--data-seed` used with `prosfi prm "
+                                                          "negatives` (default: its default)"})
     dedupe: bool = field(default=True, metadata={"help": "sft: keep one copy of identical (problem, steps so far, "
                                                  "step) examples"})
     max_examples: int = field(default=0, metadata={"help": "use at most this many training rows (0: all)"})
@@ -110,7 +113,7 @@ def pairwise_dataset(path: str, tokenizer, prompts: dict[str, str], limit: int =
     for pair in read_jsonl(path):
         prompt = pair.get("prompt") or prompts.get(pair["problem_id"])
         if prompt is None:
-            raise ValueError(f"{path}: no problem text for {pair['problem_id']!r}; pass the problems with --data")
+            raise ValueError(f"{path}: no problem text for {pair['problem_id']!r}; pass the problems with --problems SPEC")
         ids = {}
         for side in ("chosen", "rejected"):
             context, step = pairwise_text(prompt, pair["prefix"], pair[side])
@@ -123,13 +126,14 @@ def pairwise_dataset(path: str, tokenizer, prompts: dict[str, str], limit: int =
     return Dataset.from_list(rows)
 
 
-def _prompts(spec: str | None) -> dict[str, str]:
-    if not spec:
+def _prompts(specs: list[str] | None, count: int, seed: int | None) -> dict[str, str]:
+    if not specs:
         return {}
     from prosfi.data.prompts import user_prompt
-    from prosfi.prm.problems import load_problems
+    from prosfi.eval.sources import DEFAULT_SEED, all_problems, load_sources
 
-    return {p.id: user_prompt(p) for p in load_problems(spec)}
+    sources = load_sources(specs, count=count, seed=DEFAULT_SEED if seed is None else seed)
+    return {p.id: user_prompt(p) for p in all_problems(sources)}
 
 
 def run(resolved) -> str:
@@ -170,7 +174,7 @@ def run(resolved) -> str:
         tokenizer = AutoTokenizer.from_pretrained(path)
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
-        prompts = _prompts(script.data)
+        prompts = _prompts(script.problems, script.problems_count, script.problems_seed)
         train = pairwise_dataset(script.train_file, tokenizer, prompts, script.max_examples)
         evaluation = pairwise_dataset(script.eval_file, tokenizer, prompts) if script.eval_file else None
         trainer = RewardTrainer(model=path, args=training, train_dataset=train, eval_dataset=evaluation,
