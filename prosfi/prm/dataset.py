@@ -57,20 +57,29 @@ def balance(records: Sequence[dict[str, Any]], target: float = 0.5, truncate: bo
             ) -> list[dict[str, Any]]:
     """Bring the fraction of correct steps towards `target` (FoVer: 0.5).
 
-    First (with `truncate`) cut chains right after their first error when correct steps are in excess
-    (steps after an error are mostly correct by luck or incorrect by propagation; FoVer keeps chains
-    up to the first error). Then drop whole chains of the over-represented side, most one-sided
-    first, in a seeded order, while that moves the fraction closer to the target.
+    First (with `truncate`), while correct steps are in excess, cut chains right after their first
+    error (one at a time, in a seeded order, only when that brings the fraction closer). Then drop
+    whole chains of the side in excess, most one-sided first (seeded order within ties), as long as
+    the fraction stays on that side; finally drop the one chain that brings it closest, if any does.
     """
     if not 0.0 < target < 1.0:
         raise ValueError(f"balance target must be between 0 and 1, got {target}")
     recs = list(records)
-    if truncate and correct_fraction(recs) > target:
-        recs = [truncate_after_first_error(r) for r in recs]
     rng = random.Random(seed)
     order = list(range(len(recs)))
     rng.shuffle(order)
     c, i = counts(recs)
+    if truncate:  # one chain at a time, only while it brings the fraction closer to the target
+        for j in order:
+            if c + i == 0 or c / (c + i) <= target:
+                break
+            cut = truncate_after_first_error(recs[j])
+            if cut is recs[j]:
+                continue
+            (oc, oi), (nc, ni) = counts([recs[j]]), counts([cut])
+            if abs((c - oc + nc) / (c - oc + nc + i - oi + ni) - target) < abs(c / (c + i) - target):
+                recs[j] = cut
+                c, i = c - oc + nc, i - oi + ni
     excess_correct = c / max(1, c + i) > target
 
     def share(r: dict[str, Any]) -> float:
@@ -79,20 +88,36 @@ def balance(records: Sequence[dict[str, Any]], target: float = 0.5, truncate: bo
 
     order.sort(key=lambda j: -share(recs[j]))  # stable: seeded order within equal shares
     dropped: set[int] = set()
+
+    def after(j: int) -> tuple[int, int]:
+        rc, ri = counts([recs[j]])
+        return c - rc, i - ri
+
+    def side(cc: int, ii: int) -> bool:
+        return cc / (cc + ii) > target
+
+    # drop chains of the side in excess while that does not cross the target ...
     for j in order:
-        rc = sum(bool(x) for x in recs[j]["labels"])
-        ri = len(recs[j]["labels"]) - rc
-        if (excess_correct and rc == 0) or (not excess_correct and ri == 0):
+        if c + i == 0 or abs(c / (c + i) - target) < 1e-12 or side(c, i) != excess_correct:
             break
-        nc, ni = c - rc, i - ri
-        if nc + ni == 0:
-            break
-        if abs(nc / (nc + ni) - target) >= abs(c / (c + i) - target):
+        nc, ni = after(j)
+        if share(recs[j]) <= 0.5 or nc + ni == 0:
             continue
-        dropped.add(j)
-        c, i = nc, ni
-        if (c / (c + i) > target) != excess_correct or abs(c / (c + i) - target) < 1e-9:
-            break
+        if side(nc, ni) == excess_correct or abs(nc / (nc + ni) - target) < 1e-12:
+            dropped.add(j)
+            c, i = nc, ni
+    # ... then the one chain whose removal brings the fraction closest, if any does
+    if c + i and abs(c / (c + i) - target) > 1e-12:
+        best, best_gap = None, abs(c / (c + i) - target)
+        for j in order:
+            nc, ni = after(j)
+            if j in dropped or nc + ni == 0:
+                continue
+            gap = abs(nc / (nc + ni) - target)
+            if gap < best_gap - 1e-12:
+                best, best_gap = j, gap
+        if best is not None:
+            dropped.add(best)
     return [r for j, r in enumerate(recs) if j not in dropped]
 
 
