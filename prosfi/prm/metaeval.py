@@ -45,8 +45,10 @@ def meta_eval(records: Sequence[dict[str, Any]], scores: Sequence[Sequence[float
             err_hit += guess == truth
     acc_err = err_hit / err_total if err_total else None
     acc_ok = ok_hit / ok_total if ok_total else None
-    f1 = (2 * acc_err * acc_ok / (acc_err + acc_ok) if acc_err is not None and acc_ok is not None
-          and acc_err + acc_ok > 0 else 0.0)
+    if acc_err is None or acc_ok is None:
+        f1 = None  # ProcessBench's F1 needs chains with and without an error
+    else:
+        f1 = 2 * acc_err * acc_ok / (acc_err + acc_ok) if acc_err + acc_ok > 0 else 0.0
     return {"chains": len(records), "steps": steps, "threshold": threshold,
             "step_accuracy": hits / steps if steps else None,
             "error_step_precision": tp / (tp + fp) if tp + fp else None,
