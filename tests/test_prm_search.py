@@ -1,0 +1,153 @@
+"""Verifier-first beam search: pruned candidates never reach the PRM, calls are counted exactly, and
+the output feeds the eval code (issue #15)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from prosfi.prm.ground import Groundedness
+from prosfi.prm.negatives import csp_candidates, next_grounded_step
+from prosfi.prm.search import (HFProposer, Proposal, SearchConfig, completion_text, cost_report, object_end,
+                               read_step, search)
+from prosfi.prm.steps import chain_verdicts
+from prosfi.verify import Verifier, VerifierConfig
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    with Verifier(VerifierConfig(backends=("z3",), workers=0)) as v:
+        yield v
+
+
+@pytest.fixture(scope="module")
+def problem():
+    from prosfi.train.problems import generate_problems
+
+    # a True problem whose derivation has several steps and distractors that give CSP twins
+    for p in generate_problems("proverqa_gen", 30, seed=3, difficulty="medium"):
+        gold = Groundedness(p).gold
+        if p.answer_label == "True" and gold and len(gold) >= 3 and any(
+                csp_candidates(p, gold[:i], gold[i]) for i in range(len(gold))):
+            return p
+    raise AssertionError("no suitable generated problem")
+
+
+class ScriptedProposer:
+    """Per prefix: the next gold step, its CSP twins, a negated (invalid) step, a malformed text, and `]`
+    once the gold chain is complete."""
+
+    def __init__(self, problem):
+        self.gold = Groundedness(problem).gold
+        self.parsed = self.proposed = 0
+
+    def propose(self, problem, prefix, k):
+        out = []
+        nxt = next_grounded_step(problem, prefix, self.gold)
+        if nxt is None:
+            self.proposed += k
+            return [Proposal("]", end=True)] * k
+        out.append(Proposal("", step=nxt))
+        out += [Proposal("", step=s) for _, s in csp_candidates(problem, prefix, nxt)[:1]]
+        out.append(Proposal("", step={**nxt, "conclusion": f"¬ ({nxt['conclusion']})"}))
+        out.append(Proposal("{not json"))
+        out = out[:k]
+        self.parsed += sum(p.step is not None for p in out)
+        self.proposed += len(out)
+        return out
+
+    def answer(self, problem, steps):
+        return problem.answer
+
+
+class StubPRM:
+    """0.9 for steps on the gold path, 0.3 otherwise; remembers everything it was asked."""
+
+    def __init__(self, problem):
+        self.ground = Groundedness(problem)
+        self.items = []
+
+    def score_steps(self, items):
+        self.items += list(items)
+        return [0.9 if self.ground.on_gold_path(step["conclusion"]) else 0.3 for _, _, step in items]
+
+
+def _all_valid(problem, items, verifier) -> bool:
+    verdicts = chain_verdicts([problem] * len(items), [list(prefix) + [step] for _, prefix, step in items], verifier)
+    return all(v[-1] == "valid" for v in verdicts)
+
+
+def test_verifier_first_search_prunes_before_the_prm_and_counts_exactly(problem, verifier):
+    from prosfi.eval.generate import Generation
+    from prosfi.eval.metrics import metrics
+    from prosfi.eval.scoring import score_generations
+
+    proposer, prm = ScriptedProposer(problem), StubPRM(problem)
+    cfg = SearchConfig(beams=2, candidates=4, max_steps=10, mode="both")
+    res = search(problem, proposer, prm, verifier, cfg)
+    assert prm.items and _all_valid(problem, prm.items, verifier)  # no pruned candidate reached the PRM
+    assert res.prm_calls == len(prm.items) == res.valid
+    assert res.verifier_calls == res.unpruned_prm_calls == proposer.parsed
+    assert res.prm_calls < res.unpruned_prm_calls  # the negated steps were pruned
+    assert res.candidates == proposer.proposed
+    assert [s["conclusion"] for s in res.steps] == [s["conclusion"] for s in Groundedness(problem).gold]
+    (rec,) = score_generations([problem], [Generation(problem.id, 0, res.completion)], verifier)
+    assert rec["answer_correct"] and rec["chain_valid"]
+    m = metrics([rec], n_boot=10)
+    assert m["accuracy"] == 1.0 and m["reward_hit"] == 1.0
+
+
+def test_prm_only_ablation_sends_every_parsed_candidate_and_verifier_only_sends_none(problem, verifier):
+    proposer, prm = ScriptedProposer(problem), StubPRM(problem)
+    res = search(problem, proposer, prm, verifier, SearchConfig(beams=2, candidates=4, max_steps=10, mode="prm"))
+    assert res.verifier_calls == 0 and res.prm_calls == res.unpruned_prm_calls == proposer.parsed == len(prm.items)
+    assert not _all_valid(problem, prm.items, verifier)  # invalid steps were scored
+    proposer, prm = ScriptedProposer(problem), StubPRM(problem)
+    res = search(problem, proposer, prm, verifier, SearchConfig(beams=2, candidates=4, max_steps=10, mode="verifier"))
+    assert prm.items == [] and res.prm_calls == 0 and res.verifier_calls == proposer.parsed
+    assert res.steps  # a chain of valid steps, picked at random among the valid ones
+
+
+def test_cost_model_matches_the_measured_counts(problem, verifier):
+    cfg = SearchConfig(beams=2, candidates=4, max_steps=10, mode="both")
+    res = search(problem, ScriptedProposer(problem), StubPRM(problem), verifier, cfg)
+    c = cost_report([res], cfg)
+    c_v, c_prm = res.verify_s / res.verifier_calls, res.prm_s / res.prm_calls
+    assert c["C_V_ms"] == pytest.approx(1000 * c_v, abs=1e-3)
+    cost = res.verifier_calls * c_v + res.prm_calls * c_prm
+    assert c["cost_s"] == pytest.approx(cost, abs=1e-5)
+    per_beam = res.expansions / cfg.beams * cfg.candidates * c_prm
+    assert c["iso_beams_unpruned"] == pytest.approx(cost / per_beam, rel=1e-2)
+    assert c["prm_calls_saved"] == res.unpruned_prm_calls - res.prm_calls > 0
+
+
+def test_read_step_stops_at_one_object():
+    p = read_step(' {"id": "s1", "dependencies": ["h1"], "conclusion": "A } b", "rule": "x"},\n{"id": "s2"')
+    assert p.step == {"id": "s1", "dependencies": ["h1"], "conclusion": "A } b", "rule": "x"}
+    assert read_step("\n]\n</steps>").end
+    assert read_step('{"id": "s1", "dependen').step is None and not read_step("garbage").end
+    assert object_end('{"a": "{"}, {') == len('{"a": "{"}')
+    text = completion_text([p.step], "A")
+    assert text.startswith("<think>") and text.endswith("<answer>A</answer>")
+
+
+def test_search_with_the_tiny_model_and_a_stub_prm(problem, verifier, tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from prosfi.cli import main as prosfi_main
+
+    out = tmp_path / "tiny"
+    assert prosfi_main(["model", "tiny", "--out", str(out), "--vocab-size", "512", "--hidden-size", "32",
+                        "--intermediate-size", "64", "--num-hidden-layers", "1", "--corpus-problems", "20"]) == 0
+    model, tok = AutoModelForCausalLM.from_pretrained(str(out)), AutoTokenizer.from_pretrained(str(out))
+    proposer = HFProposer(model, tok, max_step_tokens=12, max_answer_tokens=4)
+    prm = StubPRM(problem)
+    cfg = SearchConfig(beams=2, candidates=3, max_steps=2)
+    res = search(problem, proposer, prm, verifier, cfg)
+    assert res.candidates == res.expansions * cfg.candidates
+    assert res.verifier_calls == res.unpruned_prm_calls <= res.candidates - res.malformed
+    assert res.prm_calls == len(prm.items) == res.valid
+    assert _all_valid(problem, prm.items, verifier) if prm.items else True
+    assert proposer.calls == res.candidates + 1  # k per expansion, plus the answer
+    assert "<answer>" in res.completion and math.isfinite(res.total_s)
