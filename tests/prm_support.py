@@ -11,8 +11,8 @@ from prosfi.data.problem import Problem
 def problems(n_kk: int = 3, n_fol: int = 3, seed: int = 0) -> list[Problem]:
     from prosfi.train.problems import generate_problems
 
-    return (generate_problems("kk", n_kk, seed=seed, difficulty="2")
-            + generate_problems("proverqa_gen", n_fol, seed=seed, difficulty="easy"))
+    kk = generate_problems("kk", n_kk, seed=seed, difficulty="2") if n_kk else []
+    return kk + (generate_problems("proverqa_gen", n_fol, seed=seed, difficulty="easy") if n_fol else [])
 
 
 def negate(formula: str) -> str:

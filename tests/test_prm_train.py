@@ -120,3 +120,57 @@ def test_sft_prm_trains_on_cpu_and_scores(labelled, tiny, tmp_path):
     assert {"prm:min", "prm:product+verifier", "majority", "random (expected)", "oracle (pass@K)"} <= methods
     oracle = next(r for r in rows if r["method"] == "oracle (pass@K)")
     assert all(r["reward_hit"] <= oracle["reward_hit"] + 1e-9 for r in rows)
+
+
+def test_pairwise_prm_trains_on_cpu_and_scores_sigma_of_the_head(tiny, tmp_path):
+    from prosfi.data.problem import write_problems
+    from prosfi.prm.model import HeadPRM, load_prm
+    from prosfi.prm.train import read_jsonl
+    from prosfi.train.problems import generate_problems
+
+    problems = generate_problems("proverqa_gen", 8, seed=0, difficulty="medium")
+    write_problems(problems, tmp_path / "problems.jsonl")
+    pairs = tmp_path / "pairs.jsonl"
+    assert prosfi_main(["prm", "negatives", "--data", str(tmp_path / "problems.jsonl"), "--backends", "z3",
+                        "--workers", "0", "-o", str(pairs)]) == 0
+    rows = read_jsonl(pairs)
+    assert rows and {r["kind"] for r in rows} <= {"wrong_operand", "wrong_principle"}
+    out = tmp_path / "prm"
+    recipe = _recipe(tmp_path, tiny, "pairwise", output_dir=str(out), max_steps=3)
+    assert prosfi_main(["prm", "train", recipe, "--train_file", str(pairs),
+                        "--problems", str(tmp_path / "problems.jsonl")]) == 0
+    prm = load_prm(out, device="cpu")
+    assert isinstance(prm, HeadPRM) and json.loads((out / "prosfi_prm.json").read_text())["objective"] == "pairwise"
+    from prosfi.data.prompts import user_prompt
+
+    by_id = {p.id: p for p in problems}
+    items = [(user_prompt(by_id[r["problem_id"]]), r["prefix"], r[side]) for r in rows[:4]
+             for side in ("chosen", "rejected")]
+    scores = prm.score_steps(items)
+    assert len(scores) == 8 and all(0.0 < s < 1.0 for s in scores)
+    # the head reads the step's last token: a sequence ending elsewhere scores differently
+    import torch
+
+    context, step = items[0][0], items[0][2]
+    from prosfi.prm.format import pairwise_text
+
+    text = "".join(pairwise_text(context, items[0][1], step))
+    ids = prm.tokenizer(text, add_special_tokens=False, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        head = prm.model(input_ids=ids).logits[0, 0]
+    assert torch.sigmoid(head).item() == pytest.approx(scores[0], abs=1e-5)
+
+
+def test_pairwise_dry_run_resolves_reward_config_with_overrides(tmp_path, capsys):
+    recipe = "recipes/prm/cpu_pairwise.yaml"
+    assert prosfi_main(["prm", "train", recipe, "--train_file", "x.jsonl", "--learning_rate", "2e-4",
+                        "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    assert "learning_rate: 0.0002" in text and "objective: pairwise" in text and "center_rewards_coefficient" in text
+    assert prosfi_main(["prm", "train", recipe, "--objective", "sft", "--dry-run", "--train_file", "x"]) == 0
+    assert "completion_only_loss" in capsys.readouterr().out  # SFTConfig chosen by the override
+    # an SFT-only key under the pairwise objective is named in the error
+    assert prosfi_main(["prm", "train", "recipes/prm/cpu_fover.yaml", "--objective", "pairwise", "--dry-run",
+                        "--train_file", "x"]) == 2
+    assert "completion_only_loss" in capsys.readouterr().err
+    assert prosfi_main(["prm", "train", recipe, "--no_such_key", "1"]) == 2
