@@ -63,6 +63,7 @@ def test_labels_follow_the_verifier_unknown_left_out_guarded_incorrect(verifier)
     assert rec["first_error"] == 1
     assert rec["completions"] == [json.dumps(s, ensure_ascii=False) for s in rec["steps"]]
     assert rec["problem_id"] == "cats" and "Cat tom" in rec["prompt"]
+    assert rec["grounded"] == [True, None, None, None, True]  # valid steps on the gold derivation
     assert stats.unknown_steps == 1 and stats.chains == 1
     assert stats.to_json()["incorrect_steps"] == 3
 

@@ -83,3 +83,17 @@ def test_meta_eval_step_accuracy_and_first_error_f1():
     assert m2["first_error_accuracy_erroneous"] == 1.0 and m2["first_error_accuracy_correct"] is None
     with pytest.raises(ValueError):
         meta_eval(records, scores[:2])
+
+
+def test_ablation_table_judges_against_valid_and_grounded():
+    from prosfi.prm.metaeval import ablation_table
+
+    records = [{"labels": [True, True, False], "grounded": [True, False, None]},
+               {"labels": [True], "grounded": [None]}]  # a valid step without groundedness: left out
+    scores = [[0.9, 0.2, 0.8], [0.9]]
+    rows = {r["judge"]: r for r in ablation_table(records, scores)}
+    assert rows["verifier only"]["chains"] == 1
+    assert rows["verifier only"]["step_accuracy"] == pytest.approx(2 / 3)  # misses the ungrounded step
+    assert rows["PRM only"]["step_accuracy"] == pytest.approx(2 / 3)  # passes the invalid step
+    assert rows["verifier + PRM"]["step_accuracy"] == 1.0 and rows["verifier + PRM"]["first_error_f1"] is None
+    assert rows["verifier + PRM"]["first_error_accuracy_erroneous"] == 1.0

@@ -248,6 +248,11 @@ def _score(args: argparse.Namespace) -> int:
             r["scores"] = [round(float(x), 6) for x in flat[pos:pos + len(r["steps"])]]
             pos += len(r["steps"])
         report = meta_eval(records, [r["scores"] for r in records], args.threshold)
+        from prosfi.prm.metaeval import ablation_table
+
+        ablations = ablation_table(records, [r["scores"] for r in records], args.threshold)
+        if ablations:
+            report["ablations_valid_and_grounded"] = ablations
         _write_jsonl(args.output, records)
         Path(str(args.output) + ".metaeval.json").write_text(json.dumps(report, indent=2) + "\n")
         print(json.dumps(report, indent=2))

@@ -46,9 +46,13 @@ class LabelStats:
                 "incorrect_steps": total - correct, "verdicts": dict(sorted(self.steps.items()))}
 
 
-def chain_record(problem: Problem, steps: Sequence[Any], verdicts: Sequence[str], **provenance: Any
+def chain_record(problem: Problem, steps: Sequence[Any], verdicts: Sequence[str], ground=None, **provenance: Any
                  ) -> tuple[dict[str, Any], int]:
-    """(stepwise-supervision record, number of unknown steps left out) for one checked chain."""
+    """(stepwise-supervision record, number of unknown steps left out) for one checked chain.
+
+    With `ground` (a `prosfi.prm.ground.Groundedness`), the record also carries `grounded`: per labelled
+    step True/False for a valid step, None for an incorrect one or a problem without a gold derivation.
+    """
     from prosfi.data.prompts import user_prompt
 
     kept_steps, labels, kept_verdicts, positions = [], [], [], []
@@ -74,6 +78,8 @@ def chain_record(problem: Problem, steps: Sequence[Any], verdicts: Sequence[str]
         "positions": positions,  # index of each labelled step in the completion's step array
         **provenance,
     }
+    if ground is not None:
+        record["grounded"] = [ground.grounded(s["conclusion"], v) for s, v in zip(kept_steps, kept_verdicts)]
     return record, unknown
 
 
@@ -83,10 +89,12 @@ def label_completions(problems: dict[str, Problem], completions: Iterable[dict[s
 
     Items whose problem is unknown are skipped and counted as format failures.
     """
+    from prosfi.prm.ground import Groundedness
     from prosfi.rewards.score import score_batch
     from prosfi.trace.schema import parse_trace
 
     stats = LabelStats()
+    grounds: dict[str, Groundedness] = {}
     records: list[dict[str, Any]] = []
     batch: list[tuple[int, dict[str, Any]]] = []
 
@@ -102,8 +110,10 @@ def label_completions(problems: dict[str, Problem], completions: Iterable[dict[s
                 continue
             trace = parse_trace(item["completion"], [p.id for p in problem.premises]).trace
             verdicts = [s.verdict for s in result.steps]
+            if problem.id not in grounds:
+                grounds[problem.id] = Groundedness(problem)
             record, unknown = chain_record(
-                problem, trace.steps, verdicts, completion_index=item.get("index", index),
+                problem, trace.steps, verdicts, grounds[problem.id], completion_index=item.get("index", index),
                 answer=result.answer, answer_correct=result.answer_correct, chain_valid=result.chain_valid,
                 reward=result.reward)
             stats.unknown_steps += unknown

@@ -53,8 +53,34 @@ def meta_eval(records: Sequence[dict[str, Any]], scores: Sequence[Sequence[float
             "step_accuracy": hits / steps if steps else None,
             "error_step_precision": tp / (tp + fp) if tp + fp else None,
             "error_step_recall": tp / (tp + fn) if tp + fn else None,
+            "error_step_f1": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else None,
             "first_error_accuracy_erroneous": acc_err, "first_error_accuracy_correct": acc_ok,
             "first_error_f1": f1, "chains_with_error": err_total, "chains_without_error": ok_total}
 
 
-__all__ = ["first_below", "meta_eval"]
+def ablation_table(records: Sequence[dict[str, Any]], scores: Sequence[Sequence[float]], threshold: float = 0.5,
+                   ) -> list[dict[str, Any]]:
+    """NS-PRM's ablation on held-out chains with verifier and groundedness labels.
+
+    Target: a step is good when it is valid *and* grounded (records need `grounded`; chains of
+    problems without a gold derivation are left out). Judges: the verifier alone (valid), the PRM
+    alone (score ≥ threshold), both (valid and score ≥ threshold). Each row is `meta_eval` of that
+    judge's 1/0 verdicts against the target.
+    """
+    kept, targets, judged = [], [], {"verifier only": [], "PRM only": [], "verifier + PRM": []}
+    for rec, sc in zip(records, scores):
+        grounded = rec.get("grounded")
+        if grounded is None or any(g is None and ok for g, ok in zip(grounded, rec["labels"])):
+            continue
+        target = [bool(ok) and g is True for ok, g in zip(rec["labels"], grounded)]
+        kept.append({"labels": target})
+        targets.append(target)
+        judged["verifier only"].append([1.0 if ok else 0.0 for ok in rec["labels"]])
+        judged["PRM only"].append([1.0 if s >= threshold else 0.0 for s in sc])
+        judged["verifier + PRM"].append([1.0 if ok and s >= threshold else 0.0 for ok, s in zip(rec["labels"], sc)])
+    if not kept:
+        return []
+    return [{"judge": name, **meta_eval(kept, preds, 0.5)} for name, preds in judged.items()]
+
+
+__all__ = ["ablation_table", "first_below", "meta_eval"]
