@@ -71,8 +71,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_generation_arguments(parser)
     parser.add_argument("-o", "--output", default=None, help="output folder (default: runs/eval/<name>)")
     parser.add_argument("--label", default=None, help="the name of this run in tables and plots")
-    parser.add_argument("--reward", default="prosfi", choices=("prosfi", "outcome", "step_fraction", "format"),
-                        help="reward mode of the `reward` column (metrics do not depend on it; default prosfi)")
+    parser.add_argument("--reward", default="prosfi", choices=("prosfi", "step_fraction"),
+                        help="reward mode of the `reward` column (the metrics do not depend on it; default prosfi)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default: %(default)s)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--wandb", action="store_true", help="also log the summary, table and plots to wandb")
@@ -150,11 +150,16 @@ def run(args: argparse.Namespace) -> int:
 
         return run_compare(args.compare[1:], args.output, n_boot=args.bootstrap, plots=not args.no_plots,
                            wandb=args.wandb)
+    from prosfi.data.hub import HubUnavailable
+
     try:
         return _run_eval(args)
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:  # a bad flag or spec, a file or model that is not there
         print(f"prosfi eval: {exc}", file=sys.stderr)
         return 2
+    except HubUnavailable as exc:
+        print(f"prosfi eval: {exc}", file=sys.stderr)
+        return 1
 
 
 def _run_eval(args: argparse.Namespace) -> int:
@@ -225,13 +230,13 @@ def held_out_notes(problems: Sequence, recipe: str | None) -> list[str]:
     script = resolve(recipe, [], dry_run=True).script
     try:
         training = from_script_args(script)
-    except Exception as exc:  # a hub dataset not reachable here: say so rather than fail the evaluation
+    except Exception as exc:  # noqa: BLE001 - a hub dataset not reachable here: say so, do not fail
         return [f"held-out check skipped: cannot rebuild the training problems of {recipe} ({exc})"]
     shared = overlap(problems, training)
     if not shared:
         return []
-    return [f"{len(shared)} of {len(problems)} evaluated problems have the same premises and goal as a training "
-            f"problem of {recipe} (e.g. {', '.join(shared[:3])}): not held out"]
+    return [(f"{len(shared)} of {len(problems)} evaluated problems have the same premises and goal as a training "
+             f"problem of {recipe} (e.g. {', '.join(shared[:3])}): not held out")]
 
 
 __all__ = ["add_arguments", "add_generation_arguments", "add_source_arguments", "generation_config",

@@ -110,6 +110,26 @@ def evaluate(sources: Sequence[Source] | Sequence[Problem],
     return EvalResult(summary, records, out)
 
 
+def evaluate_checkpoint(model_path: str | Path, specs: Sequence[str], *, count: int = 20, limit: int | None = None,
+                        settings=None, config=None, out_dir: str | Path | None = None, label: str | None = None,
+                        verifier=None, verifier_config=None, device: str | None = None, **kwargs: Any) -> EvalResult:
+    """One call for a local checkpoint: `--data` specs -> transformers generation -> `evaluate`.
+
+    `settings`: PromptSettings (e.g. `PromptSettings.from_recipe(recipe)`), `config`: GenerationConfig;
+    other keyword arguments go to `evaluate`. Used by demos for before/after numbers."""
+    from prosfi.eval.generate import generate_hf, load_hf
+    from prosfi.eval.sources import load_sources
+
+    sources = load_sources(list(specs), count=count, limit=limit)
+
+    def generate(problems):
+        model, tok = load_hf(str(model_path), device)
+        return generate_hf(problems, model, tok, config, settings, progress=kwargs.get("progress", False))
+
+    return evaluate(sources, generate, verifier=verifier, verifier_config=verifier_config, out_dir=out_dir,
+                    model=label or str(model_path), **kwargs)
+
+
 def write_outputs(out: Path, summary: dict[str, Any], records: Sequence[dict[str, Any]], plots: bool = True) -> None:
     """completions.jsonl, summary.json, summary.md and (optionally) the PNG plots in `out`."""
     from prosfi.eval.report import to_markdown
@@ -146,4 +166,4 @@ def read_records(directory: str | Path) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["EvalResult", "evaluate", "read_records", "read_summary", "write_outputs"]
+__all__ = ["EvalResult", "evaluate", "evaluate_checkpoint", "read_records", "read_summary", "write_outputs"]

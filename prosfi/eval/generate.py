@@ -70,7 +70,7 @@ class PromptSettings:
     reward_mode: str = "prosfi"
 
     @classmethod
-    def from_recipe(cls, path: str | None) -> "PromptSettings":
+    def from_recipe(cls, path: str | None) -> PromptSettings:
         if not path:
             return cls()
         from prosfi.train.recipe import resolve
@@ -134,8 +134,8 @@ def generate_hf(problems: Sequence[Problem], model, tokenizer=None, config: Gene
                for m in build_prompts(problems, settings)]
     temperature = cfg.effective_temperature
     sample = temperature > 0
-    gen_kwargs: dict[str, Any] = dict(max_new_tokens=cfg.max_new_tokens, do_sample=sample,
-                                      num_return_sequences=cfg.n, pad_token_id=tokenizer.pad_token_id)
+    gen_kwargs: dict[str, Any] = {"max_new_tokens": cfg.max_new_tokens, "do_sample": sample,
+                                  "num_return_sequences": cfg.n, "pad_token_id": tokenizer.pad_token_id}
     if sample:
         gen_kwargs.update(temperature=temperature, top_p=cfg.top_p)
     else:

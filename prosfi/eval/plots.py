@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-PLOTTED = (("accuracy", "answer accuracy"), ("reward_hit", "reward hit (verified chain + right answer)"))
+PLOTTED = (("accuracy", "answer accuracy", "accuracy (%)"),
+           ("reward_hit", "reward hit (verified chain + right answer)", "reward hit (%)"))
 
 
 def _label(summary: dict[str, Any], i: int) -> str:
@@ -22,7 +23,7 @@ def _sort_key(d: str | None) -> tuple:
 
 
 def plot_summaries(summaries: Sequence[dict[str, Any]], out_dir: str | Path,
-                   metrics: Sequence[tuple[str, str]] = PLOTTED) -> list[Path]:
+                   metrics: Sequence[tuple[str, str, str]] = PLOTTED) -> list[Path]:
     """One PNG per metric (`accuracy.png`, `reward_hit.png`) in out_dir; returns their paths."""
     import matplotlib
 
@@ -37,7 +38,7 @@ def plot_summaries(summaries: Sequence[dict[str, Any]], out_dir: str | Path,
             if g["source"] not in sources:
                 sources.append(g["source"])
     paths = []
-    for key, title in metrics:
+    for key, title, ylabel in metrics:
         fig, axes = plt.subplots(1, max(1, len(sources)), figsize=(4.2 * max(1, len(sources)), 3.6),
                                  squeeze=False)
         for ax, source in zip(axes[0], sources or ["(none)"]):
@@ -52,19 +53,21 @@ def plot_summaries(summaries: Sequence[dict[str, Any]], out_dir: str | Path,
                 ys = [100 * g[key] for _, g in pts]
                 cis = [g.get(f"{key}_ci") or [g[key], g[key]] for _, g in pts]
                 err = [[y - 100 * c[0] for y, c in zip(ys, cis)], [100 * c[1] - y for y, c in zip(ys, cis)]]
-                ax.errorbar([x for x, _ in pts], ys, yerr=err, marker="o", capsize=3, label=_label(s, i))
+                shift = (i - (len(summaries) - 1) / 2) * 0.08  # runs side by side, not on top of each other
+                ax.errorbar([x + shift for x, _ in pts], ys, yerr=err, marker="o", capsize=3, label=_label(s, i))
+            ax.set_xlim(-0.5, len(xs) - 0.5)
             ax.set_xticks(xs)
             ax.set_xticklabels(["all" if d is None else str(d) for d in diffs])
             ax.set_xlabel("people" if source in ("kk", "kk_hub") else "difficulty")
             ax.set_ylim(-2, 102)
             ax.set_title(source)
             ax.grid(alpha=0.3)
-        axes[0][0].set_ylabel(f"{title} (%)")
+        axes[0][0].set_ylabel(ylabel)
         handles, labels = axes[0][0].get_legend_handles_labels()
         if labels:
             fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), frameon=False)
             fig.subplots_adjust(bottom=0.28)
-        fig.suptitle(title)
+        fig.suptitle(title, y=1.03)
         path = out / f"{key}.png"
         fig.savefig(path, dpi=110, bbox_inches="tight")
         plt.close(fig)

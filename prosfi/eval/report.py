@@ -24,7 +24,7 @@ def number(value: float | None) -> str:
 
 def _extra_columns(summary: dict[str, Any]) -> list[str]:
     o = summary.get("overall", {})
-    return [k for k in o if (k.startswith("pass@") or k.startswith("maj@") or k == "judge_soundness")
+    return [k for k in o if (k.startswith(("pass@", "maj@")) or k == "judge_soundness")
             and not k.endswith("_ci")]
 
 
@@ -54,8 +54,8 @@ def to_markdown(summary: dict[str, Any]) -> str:
                f"reward mode {summary.get('reward_mode', 'prosfi')}; verifier {summary.get('verifier', '?')}.")
     judge = summary.get("judge")
     out.append(f"LLM judge: {judge}." if judge else "LLM judge: not run (off by default; see --judge-endpoint).")
-    out += ["", "Rates in %, with 95% bootstrap intervals over problems. reward hit = fully verified chain "
-            "and right answer.", "", table(summary), ""]
+    out += ["", ("Rates in %, with 95% bootstrap intervals over problems. reward hit = fully verified chain "
+                 "and right answer."), "", table(summary), ""]
     for src in summary.get("sources", []):
         if src.get("skipped"):
             out.append(f"- `{src['spec']}`: {src['skipped']} records skipped "

@@ -19,12 +19,18 @@ def score_generations(problems: Mapping[str, Problem] | Sequence[Problem], gener
                       verifier, reward_config=None, chain_config=None, batch_size: int = 2048,
                       progress: bool = False) -> list[dict[str, Any]]:
     """Score every generation against its problem; a generation for an unknown problem id gets a
-    record with `reason: "unknown problem"` and no group (it is left out of the metrics)."""
+    record with `reason: "unknown problem"` and no group (it is left out of the metrics). The chain is
+    always checked: a reward mode that would skip it (format, outcome) scores as prosfi."""
+    import dataclasses
+
     from prosfi.rewards.config import RewardConfig
     from prosfi.rewards.score import score_batch
 
     by_id = problems if isinstance(problems, Mapping) else {p.id: p for p in problems}
     reward_config = reward_config or RewardConfig(mode="prosfi")
+    if reward_config.mode not in ("prosfi", "step_fraction"):
+        # reward hit needs the chain checked: modes that skip it (format, outcome, direct_lean) score as prosfi
+        reward_config = dataclasses.replace(reward_config, mode="prosfi")
     out: list[dict[str, Any]] = []
     from tqdm.auto import tqdm
 

@@ -120,7 +120,8 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
             src.problems += _tag(generate(KKConfig(people=n), per_group, seed + 1000 * n), "kk", n)
         return _unique(src)
     if kind == "fol":
-        from prosfi.data.pqa_gen import FOLGenConfig, generate as fol_generate
+        from prosfi.data.pqa_gen import FOLGenConfig
+        from prosfi.data.pqa_gen import generate as fol_generate
 
         src = Source("fol", spec)
         for i, level in enumerate(_levels(rest)):
@@ -134,8 +135,13 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
         if split not in SPLITS or split == "train":
             raise SpecError(f"proverqa:{rest}: the split must be easy, medium or hard (the train file has no "
                             "FOL annotations: evaluate on the dev splits, train on generated problems)")
+        from prosfi.data.hub import HubUnavailable
+
         failures: list = []
-        problems = load_proverqa(split, path=path or None, limit=limit, skipped=failures)
+        try:
+            problems = load_proverqa(split, path=path or None, limit=limit, skipped=failures)
+        except HubUnavailable as exc:
+            raise HubUnavailable(f"{exc} With prosfi eval: --data proverqa:{split}=FILE.") from None
         src = Source("proverqa", spec, _tag(problems, "proverqa", split))
         src.skipped = [(str(i), reason) for i, reason in failures]
         return _unique(src)
@@ -182,7 +188,12 @@ def _kk_hub(spec: str, rest: str, limit: int | None) -> Source:
 
     src = Source("kk_hub", spec)
     if rest.isdigit():
-        src.problems = _tag(kk.load_kk_hub(int(rest), "test", limit), "kk_hub")
+        from prosfi.data.hub import HubUnavailable
+
+        try:
+            src.problems = _tag(kk.load_kk_hub(int(rest), "test", limit), "kk_hub")
+        except HubUnavailable as exc:
+            raise HubUnavailable(f"{exc} With prosfi eval: --data kkhub:FILE.") from None
         return _unique(src)
     from prosfi.data.hub import read_records
 
