@@ -72,3 +72,8 @@ def test_sft_rows_are_conversational_prompt_completion_pairs():
     assert row["prompt"][0]["role"] == "user" and "Last step:" in row["prompt"][0]["content"]
     assert "P0 a" in row["prompt"][0]["content"]  # the step before it, in "Steps so far"
     assert row["completion"] == [{"role": "assistant", "content": "incorrect"}]
+
+
+def test_balancing_drops_nothing_when_no_drop_helps():
+    records = [_record("a", [False]), _record("b", [False, False]), _record("c", [False])]
+    assert ds.balance(records, 0.5) == records

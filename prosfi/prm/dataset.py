@@ -103,7 +103,8 @@ def balance(records: Sequence[dict[str, Any]], target: float = 0.5, truncate: bo
         nc, ni = after(j)
         if share(recs[j]) <= 0.5 or nc + ni == 0:
             continue
-        if side(nc, ni) == excess_correct or abs(nc / (nc + ni) - target) < 1e-12:
+        closer = abs(nc / (nc + ni) - target) < abs(c / (c + i) - target) - 1e-12
+        if closer and (side(nc, ni) == excess_correct or abs(nc / (nc + ni) - target) < 1e-12):
             dropped.add(j)
             c, i = nc, ni
     # ... then the one chain whose removal brings the fraction closest, if any does
