@@ -125,11 +125,13 @@ def test_cost_model_matches_the_measured_counts(problem, verifier):
 def test_read_step_stops_at_one_object():
     p = read_step(' {"id": "s1", "dependencies": ["h1"], "conclusion": "A } b", "rule": "x"},\n{"id": "s2"')
     assert p.step == {"id": "s1", "dependencies": ["h1"], "conclusion": "A } b", "rule": "x"}
-    assert read_step("\n]\n</steps>").end
+    assert read_step("\n]\n</steps>").end and read_step("[]").end
+    assert read_step('[{"id": "s1", "dependencies": [], "conclusion": "A", "rule": ""}').step["id"] == "s1"
+    assert read_step(',\n{"id": "s2", "dependencies": [], "conclusion": "A", "rule": ""}').step["id"] == "s2"
     assert read_step('{"id": "s1", "dependen').step is None and not read_step("garbage").end
     assert object_end('{"a": "{"}, {') == len('{"a": "{"}')
     text = completion_text([p.step], "A")
-    assert text.startswith("<think>") and text.endswith("<answer>A</answer>")
+    assert text.startswith("<think>") and text.endswith("<answer>A</answer>") and "<steps>\n[{" in text
 
 
 def test_search_with_the_tiny_model_and_a_stub_prm(problem, verifier, tmp_path):
@@ -141,7 +143,7 @@ def test_search_with_the_tiny_model_and_a_stub_prm(problem, verifier, tmp_path):
     assert prosfi_main(["model", "tiny", "--out", str(out), "--vocab-size", "512", "--hidden-size", "32",
                         "--intermediate-size", "64", "--num-hidden-layers", "1", "--corpus-problems", "20"]) == 0
     model, tok = AutoModelForCausalLM.from_pretrained(str(out)), AutoTokenizer.from_pretrained(str(out))
-    proposer = HFProposer(model, tok, max_step_tokens=12, max_answer_tokens=4)
+    proposer = HFProposer(model, tok, max_step_tokens=12, max_answer_tokens=4, max_think_tokens=8)
     prm = StubPRM(problem)
     cfg = SearchConfig(beams=2, candidates=3, max_steps=2)
     res = search(problem, proposer, prm, verifier, cfg)
@@ -149,5 +151,5 @@ def test_search_with_the_tiny_model_and_a_stub_prm(problem, verifier, tmp_path):
     assert res.verifier_calls == res.unpruned_prm_calls <= res.candidates - res.malformed
     assert res.prm_calls == len(prm.items) == res.valid
     assert _all_valid(problem, prm.items, verifier) if prm.items else True
-    assert proposer.calls == res.candidates + 1  # k per expansion, plus the answer
+    assert proposer.calls == res.candidates + 2  # k per expansion, plus the think block and the answer
     assert "<answer>" in res.completion and math.isfinite(res.total_s)

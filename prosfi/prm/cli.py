@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         return _train(args.argv)
     try:
         return {"label": _label, "score": _score, "rerank": _rerank, "negatives": _negatives}[args.prm_command](args)
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:
         print(f"prosfi prm {args.prm_command}: {exc}", file=sys.stderr)
         return 2
 

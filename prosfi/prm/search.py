@@ -1,6 +1,7 @@
 """Verifier-first step-level beam search (NS-PRM) over prosfi's step format.
 
-Per round, every active beam samples k candidate next steps (generation stops at the end of one step
+The policy first writes its think block once per problem (greedy, up to `<steps>\n[`). Per round, every
+active beam samples k candidate next steps (generation stops at the end of one step
 object, or at the `]` that closes the step array). Candidates that are not a step object are dropped;
 the rest go to the verifier as the last step of their chain (the reward's chain check: proof plus
 guards), and only `valid` ones reach the PRM (`mode="both"`). A survivor's beam score is the running
@@ -34,7 +35,7 @@ from prosfi.data.problem import Problem
 from prosfi.prm.format import step_object, step_text
 
 MODES = ("both", "prm", "verifier")
-THINK = "<think>\n</think>\n<steps>\n["
+THINK = "<think>\n</think>\n<steps>\n"
 
 
 @dataclass
@@ -70,8 +71,9 @@ class StepProposer(Protocol):
 
 
 def read_step(text: str) -> Proposal:
-    """Parse the start of a continuation after `[` or `,`: one step object, or `]`."""
-    s = text.lstrip().lstrip(",").lstrip()
+    """Parse the start of a continuation (after `<steps>` or after a step): `[` or `,` then one step
+    object, or `]`."""
+    s = _strip_separator(text)
     if s.startswith("]"):
         return Proposal(text, end=True)
     end = object_end(s)
@@ -85,6 +87,13 @@ def read_step(text: str) -> Proposal:
             obj.get("dependencies"), list) or not isinstance(obj.get("id"), str):
         return Proposal(text)
     return Proposal(text, step=step_object(obj))
+
+
+def _strip_separator(text: str) -> str:
+    s = text.lstrip()
+    if s[:1] in ("[", ","):
+        s = s[1:].lstrip()
+    return s
 
 
 def object_end(s: str) -> int | None:
@@ -111,21 +120,24 @@ def object_end(s: str) -> int | None:
     return None
 
 
-def completion_text(steps: Sequence[dict[str, Any]], answer: str) -> str:
+def completion_text(steps: Sequence[dict[str, Any]], answer: str, head: str = THINK) -> str:
+    """The completion: `head` (the think block and `<steps>`), the step array, the answer."""
     body = ",\n".join(step_text(s) for s in steps)
-    return f"{THINK}{body}]\n</steps>\n<answer>{answer}</answer>"
+    return f"{head}[{body}]\n</steps>\n<answer>{answer}</answer>"
 
 
 class HFProposer:
     """Candidate steps from a causal LM: the training prompt, then the assistant's chain so far."""
 
     def __init__(self, model, tokenizer, settings=None, temperature: float = 1.0, max_step_tokens: int = 128,
-                 max_answer_tokens: int = 64, seed: int = 0) -> None:
+                 max_answer_tokens: int = 64, max_think_tokens: int = 256, seed: int = 0) -> None:
         self.model, self.tokenizer, self.settings = model.eval(), tokenizer, settings
         self.temperature, self.max_step_tokens, self.max_answer_tokens = temperature, max_step_tokens, max_answer_tokens
         self.device = next(model.parameters()).device
+        self.max_think_tokens = max_think_tokens
         self.calls = 0
         self._prompts: dict[str, str] = {}
+        self._heads: dict[str, str] = {}
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
         from transformers import set_seed
@@ -141,7 +153,7 @@ class HFProposer:
                                                                            tokenize=False)
         return self._prompts[problem.id]
 
-    def _sample(self, text: str, n: int, max_new: int, done) -> list[str]:
+    def _sample(self, text: str, n: int, max_new: int, done, greedy: bool = False) -> list[str]:
         import torch
         from transformers import StoppingCriteria, StoppingCriteriaList
 
@@ -156,7 +168,7 @@ class HFProposer:
 
         kwargs: dict[str, Any] = dict(max_new_tokens=max_new, num_return_sequences=n,
                                       pad_token_id=tok.pad_token_id, stopping_criteria=StoppingCriteriaList([_Stop()]))
-        if self.temperature > 0:
+        if self.temperature > 0 and not greedy:
             kwargs.update(do_sample=True, temperature=self.temperature, top_p=1.0)
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
@@ -165,13 +177,26 @@ class HFProposer:
         self.calls += n
         return tok.batch_decode(out[:, start:], skip_special_tokens=True)
 
+    def head(self, problem: Problem) -> str:
+        """The policy's own think block, written once per problem (greedy) up to `<steps>`; the empty
+        block when it does not get there within `max_think_tokens`."""
+        if problem.id not in self._heads:
+            text = self._sample(self._prompt(problem), 1, self.max_think_tokens, lambda t: "<steps>" in t,
+                                greedy=True)[0]
+            think, sep, rest = text.partition("</think>")
+            ok = think.lstrip().startswith("<think>") and sep and rest.strip().startswith("<steps>")
+            self._heads[problem.id] = f"{think.strip()}\n</think>\n<steps>\n" if ok else THINK
+        return self._heads[problem.id]
+
     def propose(self, problem: Problem, prefix: Sequence[dict[str, Any]], k: int) -> list[Proposal]:
-        chain = ",\n".join(step_text(s) for s in prefix) + (",\n" if prefix else "")
-        texts = self._sample(self._prompt(problem) + THINK + chain, k, self.max_step_tokens, _step_done)
+        # the context ends on the head or on the last step's `}`: the policy writes the separator itself (`[{` and
+        # `},\n{` are often single tokens, so forcing them would put it off its training distribution)
+        chain = "[" + ",\n".join(step_text(s) for s in prefix) if prefix else ""
+        texts = self._sample(self._prompt(problem) + self.head(problem) + chain, k, self.max_step_tokens, _step_done)
         return [read_step(t) for t in texts]
 
     def answer(self, problem: Problem, steps: Sequence[dict[str, Any]]) -> str:
-        head = completion_text(steps, "").rsplit("<answer>", 1)[0] + "<answer>"
+        head = completion_text(steps, "", self.head(problem)).rsplit("<answer>", 1)[0] + "<answer>"
         text = self._sample(self._prompt(problem) + head, 1, self.max_answer_tokens, lambda t: "</answer>" in t)[0]
         return text.split("</answer>", 1)[0].strip()
 
@@ -180,8 +205,8 @@ def _step_done(text: str) -> bool:
     p = read_step(text)
     if p.end or p.step is not None:
         return True
-    s = text.lstrip().lstrip(",").lstrip()
-    return bool(s) and not s.startswith("{")  # neither an object nor the array's end: stop, it is malformed
+    s = _strip_separator(text)
+    return bool(s) and not s.startswith("{") and text.strip() not in ("[", ",")  # malformed: stop
 
 
 @dataclass
@@ -279,7 +304,8 @@ def search(problem: Problem, proposer: StepProposer, prm, verifier, config: Sear
     t = time.perf_counter()
     res.answer = proposer.answer(problem, best.steps)
     res.propose_s += time.perf_counter() - t
-    res.completion = completion_text(best.steps, res.answer)
+    head = getattr(proposer, "head", None)
+    res.completion = completion_text(best.steps, res.answer, head(problem) if callable(head) else THINK)
     res.total_s = time.perf_counter() - t0
     return res
 

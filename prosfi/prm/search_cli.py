@@ -36,6 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ablations", action="store_true", help="run every mode on the same problems")
     parser.add_argument("--temperature", type=float, default=1.0, help="step sampling temperature")
     parser.add_argument("--max-step-tokens", type=int, default=128, help="token limit of one step object")
+    parser.add_argument("--max-think-tokens", type=int, default=256,
+                        help="token limit of the think block the policy writes first (per problem)")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed")
     parser.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
     parser.add_argument("-o", "--output", default="runs/search", help="output folder (default: %(default)s)")
@@ -82,7 +84,7 @@ def table(by_mode: dict[str, dict[str, Any]]) -> str:
 def run(args: argparse.Namespace) -> int:
     try:
         return _run(args)
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:
         print(f"prosfi search: {exc}", file=sys.stderr)
         return 2
 
@@ -106,7 +108,8 @@ def _run(args: argparse.Namespace) -> int:
         prm = load_prm(args.prm, device=args.device)
     model, tokenizer = load_hf(args.model, args.device)
     proposer = HFProposer(model, tokenizer, PromptSettings.from_recipe(args.recipe), temperature=args.temperature,
-                          max_step_tokens=args.max_step_tokens, seed=args.seed)
+                          max_step_tokens=args.max_step_tokens, max_think_tokens=args.max_think_tokens,
+                          seed=args.seed)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     with Verifier(verifier_config(args)) as verifier:
