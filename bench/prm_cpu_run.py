@@ -4,10 +4,12 @@
 
 The tiny CPU policy writes almost no valid step, so the labelled chains here are built from the gold
 derivations of generated problems, four per problem: the gold chain; the gold chain with one conclusion
-negated (an invalid step, answer unchanged); the gold chain with a valid but ungrounded step inserted
+negated (an invalid step; when it is the goal step, the opposite answer); the gold chain with a valid but ungrounded step inserted
 (a CSP twin: the chain wanders off); and the gold chain cut before its last step (an unproven answer).
 Everything else is the real commands: label, train (both objectives), score with meta-evaluation, rerank,
-negatives, and (with --policy) verifier-first search with its ablations. Prints one JSON summary.
+negatives, and (with --policy) verifier-first search with its ablations, once with the policy alone and
+once with `GoldMixProposer` (half policy samples, half gold / CSP / negated gold steps: a stand-in for a
+policy that writes valid steps, for the search's bookkeeping). Prints one JSON summary.
 """
 
 from __future__ import annotations
@@ -28,11 +30,14 @@ def variants(problem, rng: random.Random) -> list[str]:
     if not gold:
         return []
     out = [render_completion(problem, gold)]
-    k = rng.randrange(len(gold))
+    k = rng.choice([rng.randrange(len(gold)), len(gold) - 1])  # the last step half the time
     bad = [dict(s) for s in gold]
     c = bad[k]["conclusion"]
     bad[k]["conclusion"] = c[2:] if c.startswith("¬ ") else f"¬ {c}"
-    out.append(render_completion(problem, bad))
+    text = render_completion(problem, bad)
+    if k == len(gold) - 1 and problem.answer in ("A", "B"):  # the negated goal step argues the other answer
+        text = text.replace(f"<answer>{problem.answer}</answer>", f"<answer>{'B' if problem.answer == 'A' else 'A'}</answer>")
+    out.append(text)
     for i in range(len(gold)):
         twins = csp_candidates(problem, gold[:i], gold[i])
         if twins:
@@ -42,6 +47,59 @@ def variants(problem, rng: random.Random) -> list[str]:
     if len(gold) > 1:
         out.append(render_completion(problem, gold[:-1]))
     return out
+
+
+class GoldMixProposer:
+    """A stand-in for a stronger policy (figures of the search's bookkeeping only): per expansion, half
+    the candidates are the tiny policy's samples, the rest are the next gold step, a CSP twin of it and
+    the gold step negated (invalid)."""
+
+    def __init__(self, policy):
+        self.policy = policy
+
+    def head(self, problem):
+        return self.policy.head(problem)
+
+    def propose(self, problem, prefix, k):
+        from prosfi.prm.ground import Groundedness
+        from prosfi.prm.negatives import csp_candidates, next_grounded_step
+        from prosfi.prm.search import Proposal
+
+        own = self.policy.propose(problem, prefix, max(1, k // 2))
+        nxt = next_grounded_step(problem, prefix, Groundedness(problem).gold or [])
+        if nxt is None:
+            return own + [Proposal("]", end=True)] * (k - len(own))
+        twins = [Proposal("", step=t) for _, t in csp_candidates(problem, prefix, nxt)[:1]]
+        c = nxt["conclusion"]
+        neg = Proposal("", step={**nxt, "conclusion": c[2:] if c.startswith("¬ ") else f"¬ {c}"})
+        return (own + [Proposal("", step=nxt)] + twins + [neg])[:k]
+
+    def answer(self, problem, steps):
+        from prosfi.prm.ground import canonical_text
+
+        done = {canonical_text(s["conclusion"]) for s in steps}
+        if canonical_text(problem.goal) in done:
+            return "A"
+        if canonical_text(f"¬ ({problem.goal})") in done:
+            return "B"
+        return self.policy.answer(problem, steps)
+
+
+def mixed_search(policy_path: str, prm_path: str, problems, out: Path) -> dict:
+    from prosfi.eval.generate import load_hf
+    from prosfi.prm.model import load_prm
+    from prosfi.prm.search import HFProposer
+    from prosfi.prm.search_cli import run_modes, table
+    from prosfi.verify import Verifier, VerifierConfig
+
+    model, tok = load_hf(policy_path)
+    proposer = GoldMixProposer(HFProposer(model, tok, temperature=0.7))
+    with Verifier(VerifierConfig(backends=("z3",), workers=1)) as verifier:
+        by_mode = run_modes(problems, proposer, load_prm(prm_path), verifier, ["both", "prm", "verifier"],
+                            {"beams": 2, "candidates": 4, "max_steps": 4}, n_boot=200)
+    (out / "search_mixed.md").write_text(table(by_mode) + "\n")
+    return {mode: {"metrics": {k: d["metrics"][k] for k in ("accuracy", "reward_hit", "n_problems")},
+                   "cost": d["cost"]} for mode, d in by_mode.items()}
 
 
 def write_set(problems, path_problems: Path, path_completions: Path, seed: int) -> int:
@@ -106,6 +164,11 @@ def main() -> int:
                        "--model", args.policy, "--prm", str(out / "pairwise"), "--beams", "2", "--candidates", "4",
                        "--max-steps", "3", "--temperature", "0.7", *v, "--ablations", "-o", str(out / "search")])
 
+    if args.policy:
+        t = time.perf_counter()
+        mixed = mixed_search(args.policy, str(out / "pairwise"), held[: args.search_problems], out)
+        timings["search_mixed"] = round(time.perf_counter() - t, 1)
+
     pairs = [json.loads(x) for x in (out / "pairs.jsonl").read_text().splitlines()]
     summary = {
         "completions": {"train": n_train, "heldout": n_held},
@@ -118,6 +181,7 @@ def main() -> int:
     }
     if args.policy:
         summary["search"] = json.loads((out / "search" / "summary.json").read_text())
+        summary["search_mixed"] = mixed
     (out / "bench_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
     return 0

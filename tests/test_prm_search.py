@@ -117,9 +117,17 @@ def test_cost_model_matches_the_measured_counts(problem, verifier):
     assert c["C_V_ms"] == pytest.approx(1000 * c_v, abs=1e-3)
     cost = res.verifier_calls * c_v + res.prm_calls * c_prm
     assert c["cost_s"] == pytest.approx(cost, abs=1e-5)
-    per_beam = res.expansions / cfg.beams * cfg.candidates * c_prm
+    per_beam = res.unpruned_prm_calls / cfg.beams * c_prm
     assert c["iso_beams_unpruned"] == pytest.approx(cost / per_beam, rel=1e-2)
     assert c["prm_calls_saved"] == res.unpruned_prm_calls - res.prm_calls > 0
+    # an unpruned (prm-mode) run affords exactly its own beam width; verifier-only borrows C_PRM
+    res_prm = search(problem, ScriptedProposer(problem), StubPRM(problem), verifier,
+                     SearchConfig(beams=2, candidates=4, max_steps=10, mode="prm"))
+    assert cost_report([res_prm], SearchConfig(beams=2, mode="prm"))["iso_beams_unpruned"] == pytest.approx(2.0)
+    res_v = search(problem, ScriptedProposer(problem), StubPRM(problem), verifier,
+                   SearchConfig(beams=2, candidates=4, max_steps=10, mode="verifier"))
+    cv = cost_report([res_v], SearchConfig(beams=2, mode="verifier"), c_prm=c_prm)
+    assert cv["C_PRM_measured_here"] is False and cv["cost_s"] == pytest.approx(res_v.verify_s, abs=1e-5)
 
 
 def test_read_step_stops_at_one_object():

@@ -15,10 +15,10 @@ random valid candidate per slot (no PRM). Counters are exact: `prm_calls` is the
 PRM scored, `unpruned_prm_calls` the number an unpruned search would have scored at the same
 expansions (every parsed candidate), `verifier_calls` the number of candidates checked.
 
-Cost model (the paper's iso-compute comparison): cost = Σ_expansions (k·C_V + valid·C_PRM), with C_V
-and C_PRM the mean measured seconds per verifier check and per PRM step score; an unpruned search
-spends k·C_PRM per expansion, so at equal cost it affords `iso_beams_unpruned` =
-cost / (expansions/B · k · C_PRM) beams.
+Cost model (the paper's iso-compute comparison): cost = Σ_expansions (candidates·C_V + valid·C_PRM),
+with C_V and C_PRM the mean measured seconds per verifier check and per PRM step score; an unpruned
+search scores every parsed candidate (`unpruned_prm_calls`), so at equal cost it affords
+`iso_beams_unpruned` = B · cost / (unpruned_prm_calls · C_PRM) beams.
 """
 
 from __future__ import annotations
@@ -310,31 +310,37 @@ def search(problem: Problem, proposer: StepProposer, prm, verifier, config: Sear
     return res
 
 
-def cost_report(results: Sequence[SearchResult], config: SearchConfig) -> dict[str, Any]:
-    """The iso-compute comparison on this run's measured unit costs."""
+def cost_report(results: Sequence[SearchResult], config: SearchConfig, c_prm: float | None = None) -> dict[str, Any]:
+    """The iso-compute comparison on this run's measured unit costs.
+
+    `c_prm` (seconds per PRM step score) stands in when this run made no PRM call (verifier-only mode,
+    or every candidate pruned), e.g. measured by another mode of the same ablation.
+    """
     ver_calls = sum(r.verifier_calls for r in results)
     prm_calls = sum(r.prm_calls for r in results)
+    unpruned = sum(r.unpruned_prm_calls for r in results)
     c_v = sum(r.verify_s for r in results) / ver_calls if ver_calls else None
-    c_prm = sum(r.prm_s for r in results) / prm_calls if prm_calls else None
+    measured = sum(r.prm_s for r in results) / prm_calls if prm_calls else None
+    c_prm = measured if measured is not None else c_prm
     expansions = sum(r.expansions for r in results)
-    rounds = sum(r.rounds for r in results)
-    k = config.candidates
     out: dict[str, Any] = {
-        "beams": config.beams, "candidates": k, "mode": config.mode, "problems": len(results),
-        "rounds": rounds, "expansions": expansions, "candidates_sampled": sum(r.candidates for r in results),
-        "malformed": sum(r.malformed for r in results), "verifier_calls": ver_calls,
-        "valid": sum(r.valid for r in results), "prm_calls": prm_calls,
-        "unpruned_prm_calls": sum(r.unpruned_prm_calls for r in results),
+        "beams": config.beams, "candidates": config.candidates, "mode": config.mode, "problems": len(results),
+        "rounds": sum(r.rounds for r in results), "expansions": expansions,
+        "candidates_sampled": sum(r.candidates for r in results), "malformed": sum(r.malformed for r in results),
+        "verifier_calls": ver_calls, "valid": sum(r.valid for r in results), "prm_calls": prm_calls,
+        "unpruned_prm_calls": unpruned, "prm_calls_saved": unpruned - prm_calls,
         "C_V_ms": None if c_v is None else round(1000 * c_v, 4),
         "C_PRM_ms": None if c_prm is None else round(1000 * c_prm, 4),
+        "C_PRM_measured_here": measured is not None,
     }
-    out["prm_calls_saved"] = out["unpruned_prm_calls"] - prm_calls
-    if c_prm and expansions and rounds:
-        cost = ver_calls * (c_v or 0.0) + prm_calls * c_prm  # Σ (k·C_V + valid·C_PRM)
-        unpruned_per_beam = expansions / config.beams * k * c_prm  # one beam slot, unpruned, same rounds
+    if c_prm and unpruned:
+        # Σ_expansions (candidates·C_V + valid·C_PRM); an unpruned search scores every parsed candidate
+        # (malformed ones reach neither), i.e. unpruned/expansions of them per expansion, per beam slot
+        cost = ver_calls * (c_v or 0.0) + prm_calls * c_prm
+        per_beam = unpruned / config.beams * c_prm
         out["cost_s"] = round(cost, 6)
-        out["cost_unpruned_same_beams_s"] = round(config.beams * unpruned_per_beam, 6)
-        out["iso_beams_unpruned"] = round(cost / unpruned_per_beam, 3) if unpruned_per_beam else None
+        out["cost_unpruned_same_beams_s"] = round(unpruned * c_prm, 6)
+        out["iso_beams_unpruned"] = round(cost / per_beam, 3)
     return out
 
 

@@ -60,8 +60,12 @@ def run_modes(problems, proposer, prm, verifier, modes, config_kwargs: dict[str,
             reseed(cfg.seed)
         results = [search(p, proposer, prm, verifier, cfg) for p in problems]
         records = score_generations(problems, [Generation(r.problem_id, 0, r.completion) for r in results], verifier)
-        out[mode] = {"results": results, "records": records, "metrics": metrics(records, n_boot=n_boot),
-                     "cost": cost_report(results, cfg)}
+        out[mode] = {"results": results, "records": records, "metrics": metrics(records, n_boot=n_boot), "cfg": cfg}
+    # one C_PRM for the run: pooled over the modes that called the PRM (verifier-only makes no call)
+    calls = sum(r.prm_calls for d in out.values() for r in d["results"])
+    c_prm = sum(r.prm_s for d in out.values() for r in d["results"]) / calls if calls else None
+    for d in out.values():
+        d["cost"] = cost_report(d["results"], d.pop("cfg"), c_prm=c_prm)
     return out
 
 
