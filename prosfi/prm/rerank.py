@@ -85,7 +85,8 @@ def rerank_table(records: Sequence[Record], aggregations: Sequence[str] = AGGREG
     from prosfi.eval.metrics import metrics
 
     groups = group(records)
-    k = min((len(c) for c in groups.values()), default=0)
+    sizes = [len(c) for c in groups.values()] or [0]
+    k = min(sizes) if min(sizes) == max(sizes) else f"{min(sizes)}-{max(sizes)}"  # candidates per problem
 
     def row(method: str, chosen: Sequence[Record]) -> dict[str, Any]:
         m = metrics(list(chosen), n_boot=n_boot)
