@@ -142,14 +142,20 @@ def test_read_step_stops_at_one_object():
     assert text.startswith("<think>") and text.endswith("<answer>A</answer>") and "<steps>\n[{" in text
 
 
-def test_search_with_the_tiny_model_and_a_stub_prm(problem, verifier, tmp_path):
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
     from prosfi.cli import main as prosfi_main
 
-    out = tmp_path / "tiny"
+    out = tmp_path_factory.mktemp("search") / "tiny"
     assert prosfi_main(["model", "tiny", "--out", str(out), "--vocab-size", "512", "--hidden-size", "32",
                         "--intermediate-size", "64", "--num-hidden-layers", "1", "--corpus-problems", "20"]) == 0
+    return out
+
+
+def test_search_with_the_tiny_model_and_a_stub_prm(problem, verifier, tiny):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    out = tiny
     model, tok = AutoModelForCausalLM.from_pretrained(str(out)), AutoTokenizer.from_pretrained(str(out))
     proposer = HFProposer(model, tok, max_step_tokens=12, max_answer_tokens=4, max_think_tokens=8)
     prm = StubPRM(problem)
@@ -161,3 +167,25 @@ def test_search_with_the_tiny_model_and_a_stub_prm(problem, verifier, tmp_path):
     assert _all_valid(problem, prm.items, verifier) if prm.items else True
     assert proposer.calls == res.candidates + 2  # k per expansion, plus the think block and the answer
     assert "<answer>" in res.completion and math.isfinite(res.total_s)
+
+
+def test_search_command_writes_per_problem_records_and_the_cost_summary(problem, tiny, tmp_path):
+    import json
+
+    from prosfi.cli import main as prosfi_main
+    from prosfi.data.problem import write_problems
+
+    write_problems([problem], tmp_path / "p.jsonl")
+    out = tmp_path / "search"
+    rc = prosfi_main(["search", "--data", str(tmp_path / "p.jsonl"), "--model", str(tiny), "--mode", "verifier",
+                      "--beams", "1", "--candidates", "2", "--max-steps", "1", "--max-step-tokens", "8",
+                      "--max-think-tokens", "8", "--backends", "z3", "--workers", "0", "--bootstrap", "10",
+                      "-o", str(out)])
+    assert rc == 0
+    (line,) = (out / "search.jsonl").read_text().splitlines()
+    rec = json.loads(line)
+    assert rec["mode"] == "verifier" and rec["problem_id"] == problem.id and rec["candidates"] == 2
+    assert rec["prm_calls"] == 0 and "answer_correct" in rec["eval"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["verifier"]["metrics"]["n_problems"] == 1 and summary["verifier"]["cost"]["candidates"] == 2
+    assert prosfi_main(["search", "--data", str(tmp_path / "p.jsonl"), "--model", str(tiny)]) == 2  # no --prm
