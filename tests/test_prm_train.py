@@ -174,3 +174,18 @@ def test_pairwise_dry_run_resolves_reward_config_with_overrides(tmp_path, capsys
                         "--train_file", "x"]) == 2
     assert "completion_only_loss" in capsys.readouterr().err
     assert prosfi_main(["prm", "train", recipe, "--no_such_key", "1"]) == 2
+
+
+@pytest.mark.parametrize("recipe", sorted((Path(__file__).resolve().parents[1] / "recipes").rglob("prm/*.yaml")),
+                         ids=lambda p: p.name)
+def test_every_shipped_prm_recipe_resolves_with_dry_run(recipe, capsys, monkeypatch, tmp_path):
+    import yaml
+
+    recipe = recipe.resolve()
+    monkeypatch.chdir(tmp_path)  # dry runs must not create anything
+    assert prosfi_main(["prm", "train", str(recipe), "--train_file", "x.jsonl", "--dry-run"]) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)
+    raw = yaml.safe_load(recipe.read_text())
+    assert printed["script"]["objective"] == raw["objective"]
+    assert printed["model"]["model_name_or_path"] == raw["model_name_or_path"]
+    assert list(tmp_path.iterdir()) == []
