@@ -46,6 +46,5 @@ def completions(problem_list: list[Problem]) -> list[dict]:
 
 def write_jsonl(path, rows) -> str:
     with open(path, "w", encoding="utf-8") as fh:
-        for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+        fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     return str(path)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import prm_support as S
 import pytest
 
-import prm_support as S
 from prosfi.data.gold import gold_steps
 from prosfi.prm.ground import Groundedness
 from prosfi.prm.negatives import csp_pairs, natural_pairs, next_grounded_step

@@ -9,8 +9,16 @@ import pytest
 
 from prosfi.prm.ground import Groundedness
 from prosfi.prm.negatives import csp_candidates, next_grounded_step
-from prosfi.prm.search import (HFProposer, Proposal, SearchConfig, completion_text, cost_report, object_end,
-                               read_step, search)
+from prosfi.prm.search import (
+    HFProposer,
+    Proposal,
+    SearchConfig,
+    completion_text,
+    cost_report,
+    object_end,
+    read_step,
+    search,
+)
 from prosfi.prm.steps import chain_verdicts
 from prosfi.verify import Verifier, VerifierConfig
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import prm_support as S
 import pytest
 
-import prm_support as S
 from prosfi.cli import main as prosfi_main
 
 pytest.importorskip("trl")
@@ -93,8 +93,9 @@ def test_sft_prm_trains_on_cpu_and_scores(labelled, tiny, tmp_path):
         r["labels"] = [True] * len(r["labels"])
     S.write_jsonl(tmp_path / "all_correct.jsonl", records)
     items = [(r["prompt"], r["steps"][:k], r["steps"][k]) for r in records[:4] for k in range(len(r["steps"]))]
-    from prosfi.prm.model import GenerativePRM
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from prosfi.prm.model import GenerativePRM
 
     before = GenerativePRM(AutoModelForCausalLM.from_pretrained(str(tiny)), AutoTokenizer.from_pretrained(str(tiny)))
     p_before = before.score_steps(items)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -175,7 +174,8 @@ def _label(args: argparse.Namespace) -> int:
 # -- train -------------------------------------------------------------------------------------------
 
 def _train(argv: list[str]) -> int:
-    from prosfi.prm.train import resolve, run as run_training
+    from prosfi.prm.train import resolve
+    from prosfi.prm.train import run as run_training
     from prosfi.train.cli_train import split_argv
     from prosfi.train.recipe import RecipeError
 

@@ -158,5 +158,14 @@ def load_prm(directory: str | Path, device: str | None = None, batch_size: int =
     return HeadPRM(model, tokenizer, batch_size=batch_size)
 
 
-__all__ = ["GenerativePRM", "HeadPRM", "Item", "MARKER", "OBJECTIVES", "StepScorer", "load_prm", "read_marker",
-           "write_marker"]
+__all__ = [
+    "MARKER",
+    "OBJECTIVES",
+    "GenerativePRM",
+    "HeadPRM",
+    "Item",
+    "StepScorer",
+    "load_prm",
+    "read_marker",
+    "write_marker",
+]

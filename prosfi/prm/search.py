@@ -166,8 +166,9 @@ class HFProposer:
                 texts = tok.batch_decode(input_ids[:, start:], skip_special_tokens=True)
                 return torch.tensor([done(t) for t in texts], device=input_ids.device)
 
-        kwargs: dict[str, Any] = dict(max_new_tokens=max_new, num_return_sequences=n,
-                                      pad_token_id=tok.pad_token_id, stopping_criteria=StoppingCriteriaList([_Stop()]))
+        kwargs: dict[str, Any] = {"max_new_tokens": max_new, "num_return_sequences": n,
+                                  "pad_token_id": tok.pad_token_id,
+                                  "stopping_criteria": StoppingCriteriaList([_Stop()])}
         if self.temperature > 0 and not greedy:
             kwargs.update(do_sample=True, temperature=self.temperature, top_p=1.0)
         else:
@@ -344,5 +345,16 @@ def cost_report(results: Sequence[SearchResult], config: SearchConfig, c_prm: fl
     return out
 
 
-__all__ = ["HFProposer", "MODES", "Proposal", "SearchConfig", "SearchResult", "StepProposer", "completion_text",
-           "cost_report", "object_end", "read_step", "search"]
+__all__ = [
+    "MODES",
+    "HFProposer",
+    "Proposal",
+    "SearchConfig",
+    "SearchResult",
+    "StepProposer",
+    "completion_text",
+    "cost_report",
+    "object_end",
+    "read_step",
+    "search",
+]

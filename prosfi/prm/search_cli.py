@@ -70,8 +70,9 @@ def run_modes(problems, proposer, prm, verifier, modes, config_kwargs: dict[str,
 
 
 def table(by_mode: dict[str, dict[str, Any]]) -> str:
-    lines = ["| mode | problems | accuracy % | reward hit % | PRM calls | unpruned PRM calls | verifier calls | "
-             "C_V ms | C_PRM ms | iso-cost beams (unpruned) | s/problem |", "|---|" + "---|" * 10]
+    head = ("| mode | problems | accuracy % | reward hit % | PRM calls | unpruned PRM calls | verifier calls | "
+            "C_V ms | C_PRM ms | iso-cost beams (unpruned) | s/problem |")
+    lines = [head, "|---|" + "---|" * 10]
     for mode, d in by_mode.items():
         m, c = d["metrics"], d["cost"]
         secs = sum(r.total_s for r in d["results"]) / max(1, len(d["results"]))
@@ -125,9 +126,8 @@ def _run(args: argparse.Namespace) -> int:
                              "seed": args.seed}, n_boot=args.bootstrap, reseed=set_seed)
     with open(out / "search.jsonl", "w", encoding="utf-8") as fh:
         for mode, d in by_mode.items():
-            for r, rec in zip(d["results"], d["records"]):
-                fh.write(json.dumps({"mode": mode, **r.to_json(), "eval": {k: rec.get(k) for k in (
-                    "answer_correct", "chain_valid", "reward", "format_ok", "steps")}}, ensure_ascii=False) + "\n")
+            fh.writelines(json.dumps({"mode": mode, **r.to_json(), "eval": {k: rec.get(k) for k in (
+                    "answer_correct", "chain_valid", "reward", "format_ok", "steps")}}, ensure_ascii=False) + "\n" for r, rec in zip(d["results"], d["records"]))
     summary = {mode: {"metrics": d["metrics"], "cost": d["cost"]} for mode, d in by_mode.items()}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     text = table(by_mode)
