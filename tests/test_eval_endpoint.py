@@ -12,7 +12,8 @@ from prosfi.cli import main
 from prosfi.data.gold import gold_completion
 from prosfi.data.problem import write_problems
 from prosfi.data.prompts import user_prompt
-from prosfi.eval.generate import EndpointConfig, EndpointError, GenerationConfig, chat_url, generate_endpoint
+from prosfi.eval.endpoint import EndpointConfig, EndpointError, chat_url, generate_endpoint
+from prosfi.eval.generate import GenerationConfig
 from prosfi.eval.sources import load_source
 
 

@@ -40,14 +40,17 @@ def test_judge_soundness_through_an_endpoint(tmp_path):
 
 
 def test_wandb_offline_logs_the_summary(tmp_path, monkeypatch):
-    pytest.importorskip("wandb")
+    wandb = pytest.importorskip("wandb")
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")
     from prosfi.eval.wandb_log import log_summary
 
     run_dir = Path(__file__).parent / "fixtures" / "eval_runs" / "prosfi"
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    log_summary(summary, tmp_path, name="fixture")
+    try:
+        log_summary(summary, tmp_path, name="fixture")
+    finally:
+        wandb.teardown()  # wandb keeps the settings of its first run per process; later tests set their own
     files = [p for p in (tmp_path / "wandb").rglob("*.wandb")]
     assert files and files[0].stat().st_size > 0
 

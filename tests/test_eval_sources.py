@@ -79,7 +79,9 @@ def test_folio_labels_are_compared_with_the_verifier():
         src = load_source(f"folio:{FIXTURES / 'folio_sample.jsonl'}", verifier=verifier)
     assert len(src.problems) == 5 and len(src.skipped) == 3
     # folio-5 claims "Tweety can fly" is True from "some birds fly": the FOL makes it Uncertain
-    assert src.notes == ["folio-5: gold label True, verifier says Uncertain"]
+    assert src.notes == ["folio labels: 4 of 5 confirmed by the verifier, 1 disagree, 0 undecided",
+                         "folio-5: gold label True, verifier says Uncertain"]
+    assert [p.extra["verifier_label"] for p in src.problems] == ["True", "False", "Uncertain", "True", "Uncertain"]
     assert all(group_of(p) == ("folio", None) for p in src.problems)
 
 
@@ -87,3 +89,35 @@ def test_ascii_identifier():
     assert ascii_identifier("Zürich") == "Zurich"
     assert ascii_identifier("東") == "u6771"
     assert ascii_identifier("plain") == "plain"
+
+
+def test_readme_eval_commands_parse():
+    """Every `prosfi eval` command the README shows is accepted by the parser (flags cannot drift)."""
+    import argparse
+    import shlex
+
+    from prosfi.eval.cli import add_arguments
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("<!-- SECTION:eval -->")[1].split("<!-- /SECTION:eval -->")[0]
+    commands = [line.split("#")[0].strip() for line in section.splitlines() if line.startswith("prosfi eval")]
+    assert len(commands) >= 5
+    for command in commands:
+        parser = argparse.ArgumentParser(prog="prosfi eval", exit_on_error=False)
+        add_arguments(parser)
+        args = parser.parse_args(shlex.split(command)[2:])
+        assert args.data or args.compare[:1] == ["compare"], command
+
+
+def test_folio_problems_verify_end_to_end(tmp_path):
+    """Gold traces of the translated FOLIO problems (non-ASCII names included) verify under `prosfi eval`."""
+    from prosfi.data.gold import gold_completion
+    from prosfi.eval import Generation, evaluate
+
+    src = load_source(f"folio:{FIXTURES / 'folio_sample.jsonl'}")
+    gens = [Generation(p.id, 0, g) for p in src.problems if (g := gold_completion(p)) is not None]
+    assert {g.problem_id for g in gens} >= {"folio-1", "folio-2", "folio-4"}
+    result = evaluate([src], gens, out_dir=tmp_path, plots=False, n_boot=100)
+    assert result.summary["overall"]["reward_hit"] == 1.0
+    assert result.summary["groups"][0]["source"] == "folio" and result.summary["groups"][0]["difficulty"] is None
+    assert result.summary["sources"][0]["skipped"] == 3

@@ -9,15 +9,13 @@ Layers, each usable alone:
 - `evaluate`: all of the above plus the output folder
 """
 
+from prosfi.eval.endpoint import EndpointConfig, EndpointError, generate_endpoint
 from prosfi.eval.evaluate import EvalResult, evaluate, evaluate_checkpoint, read_records, read_summary
 from prosfi.eval.generate import (
-                                  EndpointConfig,
-                                  EndpointError,
                                   Generation,
                                   GenerationConfig,
                                   PromptSettings,
                                   build_prompts,
-                                  generate_endpoint,
                                   generate_hf,
                                   generate_vllm,
                                   load_hf,
@@ -28,6 +26,6 @@ from prosfi.eval.scoring import score_generations
 from prosfi.eval.sources import Source, SpecError, group_of, load_source, load_sources
 
 __all__ = ["EndpointConfig", "EndpointError", "EvalResult", "Generation", "GenerationConfig", "PromptSettings",
-           "Source", "SpecError", "build_prompts", "evaluate", "evaluate_checkpoint", "generate_endpoint", "generate_hf", "generate_vllm",
-           "group_of", "load_hf", "load_source", "load_sources", "metrics", "read_completions", "read_records",
+           "Source", "SpecError", "build_prompts", "evaluate", "evaluate_checkpoint", "generate_endpoint",
+           "generate_hf", "generate_vllm", "group_of", "load_hf", "load_source", "load_sources", "metrics", "read_completions", "read_records",
            "read_summary", "score_generations", "summarize"]

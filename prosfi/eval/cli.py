@@ -107,21 +107,23 @@ def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = N
     --completions. Raises ValueError for a missing companion flag."""
     from prosfi.eval import generate as gen
 
-    cfg = generation_config(args)
-    settings = gen.PromptSettings.from_recipe(args.recipe)
-    progress = not args.no_progress
-    if args.completions:
+    if args.completions:  # samples and their number come from the file
         path = args.completions
         if not os.path.isfile(path):
             raise ValueError(f"--completions: no such file {path!r}")
         return (lambda problems: gen.read_completions(path)), None
+    cfg = generation_config(args)
+    settings = gen.PromptSettings.from_recipe(args.recipe)
+    progress = not args.no_progress
     if args.endpoint:
         if not args.served_model:
             raise ValueError("--endpoint needs --served-model NAME (the model name the server serves)")
-        endpoint = gen.EndpointConfig(args.endpoint, args.served_model, concurrency=args.concurrency,
+        from prosfi.eval.endpoint import EndpointConfig, generate_endpoint
+
+        endpoint = EndpointConfig(args.endpoint, args.served_model, concurrency=args.concurrency,
                                       retries=args.retries, timeout_s=args.request_timeout)
         cache = args.cache or (Path(out_dir) / "requests.jsonl" if out_dir else None)
-        return (lambda problems: gen.generate_endpoint(problems, endpoint, cfg, settings, cache, progress)), \
+        return (lambda problems: generate_endpoint(problems, endpoint, cfg, settings, cache, progress)), \
             args.served_model
     if args.model:
         if args.engine == "vllm":
@@ -163,8 +165,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_eval(args: argparse.Namespace) -> int:
+    from prosfi.eval.endpoint import EndpointError
     from prosfi.eval.evaluate import evaluate
-    from prosfi.eval.generate import EndpointError
     from prosfi.rewards.config import RewardConfig
     from prosfi.verify.cli import verifier_config
     from prosfi.verify.verifier import Verifier
@@ -182,6 +184,8 @@ def _run_eval(args: argparse.Namespace) -> int:
             msg = f"[prosfi eval] {s.spec}: {len(s.problems)} problems"
             if s.skipped:
                 msg += f", {len(s.skipped)} records skipped (first: {s.skipped[0][0]}: {s.skipped[0][1]})"
+            if s.notes:
+                msg += f"; {s.notes[0]}"
             print(msg, file=sys.stderr)
         for n in notes:
             print(f"[prosfi eval] warning: {n}", file=sys.stderr)
@@ -215,7 +219,8 @@ def _run_eval(args: argparse.Namespace) -> int:
 
 def _generation_info(args: argparse.Namespace) -> dict[str, Any]:
     return {"source": "completions" if args.completions else "endpoint" if args.endpoint else "model",
-            "engine": args.engine if args.model else None, "n": args.n, "temperature": args.temperature,
+            "engine": args.engine if args.model else None, "n": args.n,
+            "temperature": None if args.completions else generation_config(args).effective_temperature,
             "max_new_tokens": args.max_new_tokens, "seed": args.seed, "recipe": args.recipe}
 
 

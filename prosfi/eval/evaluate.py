@@ -100,7 +100,8 @@ def evaluate(sources: Sequence[Source] | Sequence[Problem],
         reward_mode=mode,
         verifier=",".join(getattr(vcfg, "backends", ()) or ()) or None,
         sources=[{"spec": s.spec, "name": s.name, "problems": len(s.problems), "skipped": len(s.skipped),
-                  "skipped_reasons": [f"{i}: {r}" for i, r in s.skipped[:20]]} for s in srcs],
+                  "skipped_reasons": [f"{i}: {r}" for i, r in s.skipped[:20]], "notes": s.notes[:50]}
+                 for s in srcs],
         notes=all_notes,
         **(extra or {}),
     )

@@ -39,7 +39,7 @@ class Judge:
 
     def __init__(self, url: str, model: str, prompt_path: str | Path | None = None, concurrency: int = 8,
                  retries: int = 3, timeout_s: float = 300.0, max_tokens: int = 1024):
-        from prosfi.eval.generate import EndpointConfig
+        from prosfi.eval.endpoint import EndpointConfig
 
         self.endpoint = EndpointConfig(url, model, concurrency=concurrency, retries=retries, timeout_s=timeout_s)
         self.template = Path(prompt_path or PROMPT_PATH).read_text(encoding="utf-8")
@@ -49,7 +49,7 @@ class Judge:
     def annotate(self, records: Sequence[dict[str, Any]], problems: Mapping[str, Problem]) -> None:
         import httpx
 
-        from prosfi.eval.generate import EndpointError, chat_completion
+        from prosfi.eval.endpoint import EndpointError, chat_completion
 
         todo = [r for r in records if r.get("problem_id") in problems and r.get("format_ok")]
 

@@ -85,9 +85,14 @@ class ProblemTable:
     def __init__(self, records: Iterable[dict[str, Any]]):
         rows: dict[str, list[float]] = {}
         samples: dict[str, list[tuple[int, str | None, bool]]] = defaultdict(list)
+        groups: dict[str, tuple[str, str | None]] = {}
         for r in records:
             pid = str(r["problem_id"])
-            row = rows.setdefault(pid, [0.0] * len(COLUMNS))
+            row = rows.get(pid)
+            if row is None:
+                row = rows[pid] = [0.0] * len(COLUMNS)
+                d = r.get("difficulty")
+                groups[pid] = (str(r.get("source") or "problems"), None if d is None else str(d))
             steps = int(r.get("n_steps") or 0)
             tokens = r.get("tokens")
             judged = r.get("judge_sound")
@@ -103,15 +108,19 @@ class ProblemTable:
         self.ids = list(rows)
         self.data = np.array([rows[i] for i in self.ids], dtype=float).reshape(len(self.ids), len(COLUMNS))
         self.samples = {pid: [(a, ok) for _, a, ok in sorted(s, key=lambda t: t[0])] for pid, s in samples.items()}
+        self.groups = [groups[pid] for pid in self.ids]  # (source, difficulty) of each problem
+        self._per_problem: dict[str, np.ndarray] = {}
 
     def col(self, name: str) -> np.ndarray:
         return self.data[:, COLUMNS.index(name)]
 
     def per_problem(self, metric: str) -> np.ndarray:
         """Per-problem values of a pass@k / maj@k metric (NaN where a problem has fewer than k samples)."""
+        if metric in self._per_problem:
+            return self._per_problem[metric]
         kind, k = metric.split("@")
         k = int(k)
-        out = np.full(len(self.ids), np.nan)
+        out = self._per_problem[metric] = np.full(len(self.ids), np.nan)
         for i, pid in enumerate(self.ids):
             s = self.samples[pid]
             if len(s) >= k:
@@ -144,20 +153,26 @@ def bootstrap_ci(num: np.ndarray, den: np.ndarray, rng: np.random.Generator, n_b
 def metrics(records: Sequence[dict[str, Any]], n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """The metrics object of summary.json for one set of records (a group, or all of them)."""
     table = ProblemTable(records)
+    return table_metrics(table, np.arange(len(table.ids)), n_boot, seed)
+
+
+def table_metrics(table: ProblemTable, rows: np.ndarray, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Metrics over the problems `rows` (indices into the table)."""
     rng = np.random.default_rng(seed)
-    out: dict[str, Any] = {"n": int(table.col("n").sum()), "n_problems": len(table.ids)}
-    idx = rng.integers(0, len(table.ids), size=(n_boot, len(table.ids))) if table.ids else None
+    data = table.data[rows]
+    out: dict[str, Any] = {"n": int(data[:, COLUMNS.index("n")].sum()), "n_problems": len(rows)}
+    idx = rng.integers(0, len(rows), size=(n_boot, len(rows))) if len(rows) else None
     for name, (num_c, den_c) in RATIOS.items():
-        num, den = table.col(num_c), table.col(den_c)
+        num, den = data[:, COLUMNS.index(num_c)], data[:, COLUMNS.index(den_c)]
         if name == "judge_soundness" and den.sum() == 0:
             continue
         value = _ratio(num, den)
         out[name] = None if value is None else round(value, 4)
         out[f"{name}_ci"] = bootstrap_ci(num, den, rng, n_boot, idx=idx)
-    n_samples = min((len(s) for s in table.samples.values()), default=0)
+    n_samples = min((len(table.samples[table.ids[i]]) for i in rows), default=0)
     for k in ks_for(n_samples):
         for kind in ("pass", "maj"):
-            vals = table.per_problem(f"{kind}@{k}")
+            vals = table.per_problem(f"{kind}@{k}")[rows]
             out[f"{kind}@{k}"] = round(float(np.nanmean(vals)), 4)
             out[f"{kind}@{k}_ci"] = bootstrap_ci(vals, np.ones_like(vals), rng, n_boot, idx=idx)
     return out
@@ -175,17 +190,17 @@ def _difficulty_order(d: str | None) -> tuple:
 def summarize(records: Sequence[dict[str, Any]], n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """`{"overall": metrics, "groups": [{"source", "difficulty", **metrics}, ...]}`; groups are
     (record["source"], record["difficulty"]) sorted by source then difficulty (numbers, then
-    easy < medium < hard < extra)."""
-    groups: dict[tuple[str, str | None], list[dict]] = defaultdict(list)
-    for r in records:
-        d = r.get("difficulty")
-        groups[(str(r.get("source") or "problems"), None if d is None else str(d))].append(r)
+    easy < medium < hard < extra). One per-problem table serves every group."""
+    table = ProblemTable(records)
+    members: dict[tuple[str, str | None], list[int]] = defaultdict(list)
+    for i, g in enumerate(table.groups):
+        members[g].append(i)
     out_groups = []
-    for (source, difficulty) in sorted(groups, key=lambda g: (g[0], _difficulty_order(g[1]))):
-        out_groups.append({"source": source, "difficulty": difficulty,
-                           **metrics(groups[(source, difficulty)], n_boot, seed)})
-    return {"overall": metrics(records, n_boot, seed), "groups": out_groups}
+    for (source, difficulty) in sorted(members, key=lambda g: (g[0], _difficulty_order(g[1]))):
+        rows = np.array(members[(source, difficulty)], dtype=int)
+        out_groups.append({"source": source, "difficulty": difficulty, **table_metrics(table, rows, n_boot, seed)})
+    return {"overall": table_metrics(table, np.arange(len(table.ids)), n_boot, seed), "groups": out_groups}
 
 
 __all__ = ["COLUMNS", "MEANS", "RATES", "RATIOS", "ProblemTable", "bootstrap_ci", "ks_for", "maj_at_k",
-           "metrics", "pass_at_k", "summarize"]
+           "metrics", "pass_at_k", "summarize", "table_metrics"]

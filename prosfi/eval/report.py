@@ -60,8 +60,11 @@ def to_markdown(summary: dict[str, Any]) -> str:
         if src.get("skipped"):
             out.append(f"- `{src['spec']}`: {src['skipped']} records skipped "
                        f"(first: {src['skipped_reasons'][0] if src.get('skipped_reasons') else '?'})")
-    for note in summary.get("notes", []):
+    notes = summary.get("notes", [])
+    for note in notes[:30]:
         out.append(f"- {note}")
+    if len(notes) > 30:
+        out.append(f"- ... and {len(notes) - 30} more notes in summary.json")
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -107,7 +107,8 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
     by the FOLIO loader to compare FOLIO's gold labels with the verifier's."""
     spec = spec.strip()
     kind, sep, rest = spec.partition(":")
-    if not sep or (len(kind) == 1 and rest.startswith(("\\", "/"))):  # a bare path (or C:\...)
+    known = ("jsonl", "kk", "fol", "proverqa", "kkhub", "kk_hub", "folio")
+    if not sep or (kind not in known and Path(spec).exists()):  # a bare path (even one with a colon)
         kind, rest = "jsonl", spec
     per_group = count if limit is None else min(count, limit)
     if kind == "jsonl":
@@ -245,12 +246,13 @@ def folio_label_notes(problems: Sequence[Problem], verifier) -> list[str]:
     labels = verified_labels(problems, verifier)
     notes = []
     for p, label in zip(problems, labels):
+        p.extra["verifier_label"] = label
         if label is not None and label != p.answer_label:
-            p.extra["verifier_label"] = label
             notes.append(f"{p.id}: gold label {p.answer_label}, verifier says {label}")
-        elif label is None:
-            p.extra["verifier_label"] = None
-    return notes
+    undecided = sum(label is None for label in labels)
+    head = (f"{problems[0].source or 'gold'} labels: {len(problems) - len(notes) - undecided} of {len(problems)} "
+            f"confirmed by the verifier, {len(notes)} disagree, {undecided} undecided")
+    return [head] + notes
 
 
 def content_key(problem: Problem) -> tuple:
