@@ -190,3 +190,27 @@ def test_every_shipped_prm_recipe_resolves_with_dry_run(recipe, capsys, monkeypa
     assert printed["script"]["objective"] == raw["objective"]
     assert printed["model"]["model_name_or_path"] == raw["model_name_or_path"]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("objective", ["sft", "pairwise"])
+def test_lora_prm_is_merged_and_loads_as_a_plain_model(objective, labelled, tiny, tmp_path):
+    from prosfi.prm.model import load_prm
+    from prosfi.prm.train import read_jsonl
+
+    if objective == "sft":
+        train = labelled / "data" / "train.jsonl"
+        extra = []
+    else:
+        train = tmp_path / "pairs.jsonl"
+        assert prosfi_main(["prm", "negatives", "--data", str(labelled / "problems.jsonl"), "--backends", "z3",
+                            "--workers", "0", "-o", str(train)]) == 0
+        extra = ["--problems", str(labelled / "problems.jsonl")]
+    out = tmp_path / "prm"
+    recipe = _recipe(tmp_path, tiny, objective, output_dir=str(out), max_steps=1, use_peft=True, lora_r=4,
+                     lora_alpha=8, lora_target_modules=["q_proj", "v_proj"])
+    assert prosfi_main(["prm", "train", recipe, "--train_file", str(train), *extra]) == 0
+    assert not (out / "adapter_config.json").exists()  # merged into the saved model
+    prm = load_prm(out, device="cpu")
+    records = read_jsonl(labelled / "data" / "val.jsonl")
+    items = [(r["prompt"], r["steps"][:k], r["steps"][k]) for r in records[:2] for k in range(len(r["steps"]))]
+    assert all(0.0 < s < 1.0 for s in prm.score_steps(items))
