@@ -197,3 +197,17 @@ def test_search_command_writes_per_problem_records_and_the_cost_summary(problem,
     summary = json.loads((out / "summary.json").read_text())
     assert summary["verifier"]["metrics"]["n_problems"] == 1 and summary["verifier"]["cost"]["candidates"] == 2
     assert prosfi_main(["search", "--data", str(tmp_path / "p.jsonl"), "--model", str(tiny)]) == 2  # no --prm
+
+
+def test_a_round_of_beams_is_proposed_in_one_batched_generation(problem, tiny):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from prosfi.data.gold import gold_steps
+
+    model, tok = AutoModelForCausalLM.from_pretrained(str(tiny)), AutoTokenizer.from_pretrained(str(tiny))
+    proposer = HFProposer(model, tok, max_step_tokens=6, max_think_tokens=4)
+    proposer.head(problem)
+    before = proposer.calls
+    groups = proposer.propose_many(problem, [[], gold_steps(problem)[:2]], 3)  # contexts of different lengths
+    assert [len(g) for g in groups] == [3, 3] and proposer.calls == before + 6
+    assert all(isinstance(p, Proposal) for g in groups for p in g)

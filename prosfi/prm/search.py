@@ -67,6 +67,8 @@ class Proposal:
 class StepProposer(Protocol):
     def propose(self, problem: Problem, prefix: Sequence[dict[str, Any]], k: int) -> list[Proposal]: ...
 
+    # optional: `propose_many(problem, prefixes, k) -> [[Proposal]]`, all beams of a round at once
+
     def answer(self, problem: Problem, steps: Sequence[dict[str, Any]]) -> str: ...
 
 
@@ -154,17 +156,22 @@ class HFProposer:
         return self._prompts[problem.id]
 
     def _sample(self, text: str, n: int, max_new: int, done, greedy: bool = False) -> list[str]:
+        return self._sample_many([text], n, max_new, done, greedy)[0]
+
+    def _sample_many(self, texts: list[str], n: int, max_new: int, done, greedy: bool = False) -> list[list[str]]:
+        """n continuations of each text, in one left-padded `generate` call; a row stops when `done(text)`."""
         import torch
         from transformers import StoppingCriteria, StoppingCriteriaList
 
-        enc = self.tokenizer(text, return_tensors="pt", add_special_tokens=False).to(self.device)
-        start = enc["input_ids"].shape[1]
         tok = self.tokenizer
+        tok.padding_side = "left"
+        enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+        start = enc["input_ids"].shape[1]
 
         class _Stop(StoppingCriteria):
             def __call__(self, input_ids, scores, **kwargs):
-                texts = tok.batch_decode(input_ids[:, start:], skip_special_tokens=True)
-                return torch.tensor([done(t) for t in texts], device=input_ids.device)
+                decoded = tok.batch_decode(input_ids[:, start:], skip_special_tokens=True)
+                return torch.tensor([done(t) for t in decoded], device=input_ids.device)
 
         kwargs: dict[str, Any] = {"max_new_tokens": max_new, "num_return_sequences": n,
                                   "pad_token_id": tok.pad_token_id,
@@ -175,8 +182,9 @@ class HFProposer:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         with torch.no_grad():
             out = self.model.generate(**enc, **kwargs)
-        self.calls += n
-        return tok.batch_decode(out[:, start:], skip_special_tokens=True)
+        self.calls += n * len(texts)
+        flat = tok.batch_decode(out[:, start:], skip_special_tokens=True)
+        return [flat[i * n:(i + 1) * n] for i in range(len(texts))]
 
     def head(self, problem: Problem) -> str:
         """The policy's own think block, written once per problem (greedy) up to `<steps>`; the empty
@@ -190,11 +198,17 @@ class HFProposer:
         return self._heads[problem.id]
 
     def propose(self, problem: Problem, prefix: Sequence[dict[str, Any]], k: int) -> list[Proposal]:
+        return self.propose_many(problem, [prefix], k)[0]
+
+    def propose_many(self, problem: Problem, prefixes: Sequence[Sequence[dict[str, Any]]], k: int,
+                     ) -> list[list[Proposal]]:
+        """k candidates for each beam of a round, in one batched generation."""
         # the context ends on the head or on the last step's `}`: the policy writes the separator itself (`[{` and
         # `},\n{` are often single tokens, so forcing them would put it off its training distribution)
-        chain = "[" + ",\n".join(step_text(s) for s in prefix) if prefix else ""
-        texts = self._sample(self._prompt(problem) + self.head(problem) + chain, k, self.max_step_tokens, _step_done)
-        return [read_step(t) for t in texts]
+        head = self._prompt(problem) + self.head(problem)
+        texts = [head + ("[" + ",\n".join(step_text(s) for s in prefix) if prefix else "") for prefix in prefixes]
+        return [[read_step(t) for t in group] for group in self._sample_many(texts, k, self.max_step_tokens,
+                                                                              _step_done)]
 
     def answer(self, problem: Problem, steps: Sequence[dict[str, Any]]) -> str:
         head = completion_text(steps, "", self.head(problem)).rsplit("<answer>", 1)[0] + "<answer>"
@@ -262,11 +276,14 @@ def search(problem: Problem, proposer: StepProposer, prm, verifier, config: Sear
             break
         res.rounds += 1
         cands: list[tuple[Beam, dict[str, Any]]] = []
-        for beam in active:
+        t = time.perf_counter()
+        if hasattr(proposer, "propose_many"):  # one batched generation for the round
+            rounds = proposer.propose_many(problem, [b.steps for b in active], cfg.candidates)
+        else:
+            rounds = [proposer.propose(problem, b.steps, cfg.candidates) for b in active]
+        res.propose_s += time.perf_counter() - t
+        for beam, proposals in zip(active, rounds):
             res.expansions += 1
-            t = time.perf_counter()
-            proposals = proposer.propose(problem, beam.steps, cfg.candidates)
-            res.propose_s += time.perf_counter() - t
             res.candidates += len(proposals)
             closed = False
             for p in proposals:
