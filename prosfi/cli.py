@@ -20,6 +20,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sft": ("prosfi.train.cli_sft", "SFT warm-up on gold traces"),
     "model": ("prosfi.train.cli_model", "build a tiny local model and tokenizer for demos and tests"),
     "lean": ("prosfi.rewards.lean_cli", "Lean 4 backend utilities (render a step, probe the REPL)"),
+    "prm": ("prosfi.prm.cli", "process reward models: label, train, score, rerank, negatives"),
+    "search": ("prosfi.prm.search_cli", "verifier-first beam search with a PRM"),
     "eval": ("prosfi.eval.cli", "evaluate a model, an endpoint or completions: tables, plots, compare"),
 }
 

@@ -17,7 +17,7 @@ from prosfi.train.recipe import RecipeError, normalise_overrides, resolve, run_n
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = sorted((ROOT / "recipes").rglob("*.yaml"))
-TRAIN_RECIPES = [p for p in RECIPES if "accelerate_configs" not in p.parts]
+TRAIN_RECIPES = [p for p in RECIPES if "accelerate_configs" not in p.parts and "prm" not in p.parts]  # prm: `prosfi prm train`
 
 
 def _recipe(tmp_path: Path, body: dict, name: str = "exp.yaml") -> str:

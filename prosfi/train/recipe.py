@@ -217,11 +217,17 @@ def load_yaml(recipe_path: str) -> Any:
         raise RecipeError(f"cannot read recipe {recipe_path}: {getattr(e, 'strerror', None) or e}") from e
 
 
-def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = False) -> ResolvedRecipe:
-    """Parse a recipe and overrides into the three argument dataclasses, or raise RecipeError."""
+def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = False,
+            dataclass_types: tuple[type, ...] | None = None, validate_script=None) -> ResolvedRecipe:
+    """Parse a recipe and overrides into the three argument dataclasses, or raise RecipeError.
+
+    `dataclass_types` and `validate_script` serve other entry points (`prosfi prm train`): their own
+    (script, training, model) dataclasses and script check; the defaults are `prosfi train`'s (with
+    the GRPO sampling check).
+    """
     import yaml
 
-    parser = make_parser()
+    parser = make_parser(dataclass_types)
     known = _dests(parser)
     config: dict[str, Any] = {}
     if recipe_path:
@@ -292,8 +298,11 @@ def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = Fa
     from prosfi.train.config import validate, validate_sampling
 
     try:
-        validate(script)
-        validate_sampling(training)
+        if validate_script is None:
+            validate(script)
+            validate_sampling(training)
+        else:
+            validate_script(script)
     except ValueError as e:
         raise RecipeError(str(e)) from e
     _resolve_resume(training, notes)

@@ -1,0 +1,339 @@
+"""`prosfi prm label|train|score|rerank|negatives`: the FoVer and NS-PRM pipelines.
+
+    prosfi prm label --data kk:2..3 --model runs/demo --n 8 -o runs/prm/data --balance 0.5 --val-fraction 0.1
+    prosfi prm train recipes/prm/cpu_fover.yaml --train_file runs/prm/data/train.jsonl
+    prosfi prm score --prm runs/prm/model --labelled runs/prm/data/val.jsonl -o runs/prm/val_scores.jsonl
+    prosfi prm score --prm runs/prm/model --data kk:2..3 --model runs/demo --n 8 -o runs/prm/scored.jsonl
+    prosfi prm rerank --scores runs/prm/scored.jsonl -o runs/prm/rerank
+    prosfi prm negatives --data fol:easy --completions samples.jsonl -o runs/prm/pairs.jsonl
+
+Problems and completions come from `prosfi eval`'s flags and code (`--data`, `--model | --endpoint |
+--completions`, `--n`); the verifier takes `prosfi check`'s flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+SUBCOMMANDS = ("label", "train", "score", "rerank", "negatives")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from prosfi.eval.cli import add_generation_arguments, add_source_arguments
+    from prosfi.verify.cli import add_verifier_arguments
+
+    sub = parser.add_subparsers(dest="prm_command", required=True, metavar="{" + ",".join(SUBCOMMANDS) + "}")
+
+    p = sub.add_parser("label", help="label each step of sampled chains with the verifier (TRL stepwise format)")
+    add_source_arguments(p, required=True)
+    add_generation_arguments(p, required=True)
+    add_verifier_arguments(p)
+    p.add_argument("-o", "--output", required=True, help="output folder: train.jsonl, val.jsonl, "
+                   "completions.jsonl (the scored samples), stats.json")
+    p.add_argument("--balance", type=float, default=None, metavar="RATIO",
+                   help="target fraction of correct steps in the train split (FoVer: 0.5); default: no balancing")
+    p.add_argument("--no-truncate", action="store_true",
+                   help="balance by dropping chains only (default: first cut chains after their first error)")
+    p.add_argument("--val-fraction", type=float, default=0.1, help="problems held out for validation "
+                   "(split by problem, never by step; default: %(default)s)")
+    p.add_argument("--split-seed", type=int, default=0, help="seed of the split and of balancing")
+    p.add_argument("--no-dedupe", action="store_true", help="keep chains identical to an earlier chain")
+
+    p = sub.add_parser("train", help="fine-tune a PRM from a recipe (objective sft or pairwise) plus overrides",
+                       usage="prosfi prm train RECIPE.yaml [--key value ...] [--dry-run]")
+    p.add_argument("argv", nargs=argparse.REMAINDER, help="the recipe, then --key value overrides")
+
+    p = sub.add_parser("score", help="score every step of completions (or of labelled chains) with a trained PRM")
+    p.add_argument("--prm", required=True, help="a trained PRM folder (`prosfi prm train` output)")
+    p.add_argument("--labelled", help="`prosfi prm label` records: score their steps and report the step-level "
+                   "meta-evaluation against the verifier's labels")
+    add_source_arguments(p)
+    add_generation_arguments(p)
+    add_verifier_arguments(p)
+    p.add_argument("-o", "--output", required=True, help="output JSONL (records with step_scores)")
+    p.add_argument("--prm-batch-size", type=int, default=16, help="steps per PRM forward pass")
+    p.add_argument("--threshold", type=float, default=0.5, help="meta-evaluation: a step scored below this is "
+                   "predicted incorrect (default: %(default)s)")
+
+    p = sub.add_parser("rerank", help="Best-of-K by PRM score next to majority vote, random pick and oracle")
+    p.add_argument("--scores", help="`prosfi prm score` output (records with step_scores); or score here with "
+                   "--prm and the problem/completion flags")
+    p.add_argument("--prm", help="a trained PRM folder")
+    add_source_arguments(p)
+    add_generation_arguments(p)
+    add_verifier_arguments(p)
+    p.add_argument("--aggregation", choices=("min", "mean", "last", "product"), default="min",
+                   help="how step scores make a completion's score, for picks.jsonl (the table shows all)")
+    p.add_argument("--verifier-filter", action="store_true",
+                   help="picks.jsonl: only fully verified chains compete (the table shows both)")
+    p.add_argument("-o", "--output", default=None, help="output folder: rerank.json, rerank.md, picks.jsonl")
+    p.add_argument("--prm-batch-size", type=int, default=16, help="steps per PRM forward pass")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals")
+
+    p = sub.add_parser("negatives", help="counterfactual hard negatives (CSP) and natural negatives as pairs")
+    add_source_arguments(p, required=True)
+    add_generation_arguments(p)
+    add_verifier_arguments(p)
+    p.add_argument("-o", "--output", required=True, help="output JSONL, one pair per line")
+    p.add_argument("--margin", type=float, default=1.0, help="margin of CSP pairs (default: %(default)s)")
+    p.add_argument("--natural-margin", type=float, default=0.5,
+                   help="margin of natural pairs (a step off the gold path may lie on another proof)")
+    p.add_argument("--per-kind", type=int, default=2, help="CSP twins per gold step and kind (default: %(default)s)")
+    p.add_argument("--no-csp", action="store_true", help="natural negatives only")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.prm_command == "train":
+        return _train(args.argv)
+    try:
+        return {"label": _label, "score": _score, "rerank": _rerank, "negatives": _negatives}[args.prm_command](args)
+    except (ValueError, OSError) as exc:
+        print(f"prosfi prm {args.prm_command}: {exc}", file=sys.stderr)
+        return 2
+
+
+# -- shared ------------------------------------------------------------------------------------------
+
+def _write_jsonl(path: str | Path, rows) -> int:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with open(path, "w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def _problems(args: argparse.Namespace, verifier) -> dict[str, Any]:
+    from prosfi.eval.cli import sources_from_args
+
+    problems = {p.id: p for s in sources_from_args(args, verifier=verifier) for p in s.problems}
+    if not problems:
+        raise ValueError("the --data sources produced no problems")
+    return problems
+
+
+def _generations(args: argparse.Namespace, problems: dict[str, Any], out_dir: Path | None = None):
+    from prosfi.eval.cli import generator_from_args
+
+    generator, _ = generator_from_args(args, out_dir)
+    return generator(list(problems.values()))
+
+
+def _verifier(args: argparse.Namespace):
+    from prosfi.verify.cli import verifier_config
+    from prosfi.verify.verifier import Verifier
+
+    return Verifier(verifier_config(args))
+
+
+def _log(command: str, message: str) -> None:
+    print(f"[prosfi prm {command}] {message}", file=sys.stderr)
+
+
+# -- label -------------------------------------------------------------------------------------------
+
+def _label(args: argparse.Namespace) -> int:
+    from prosfi.eval.scoring import score_generations
+    from prosfi.prm import dataset as ds
+    from prosfi.prm.label import label_completions
+
+    out = Path(args.output)
+    with _verifier(args) as verifier:
+        problems = _problems(args, verifier)
+        generations = _generations(args, problems, out)
+        scored = score_generations(problems, generations, verifier)
+        items = [{"problem_id": g.problem_id, "completion": g.completion, "index": i, "sample": g.sample}
+                 for i, g in enumerate(generations)]
+        records, stats = label_completions(problems, items, verifier)
+    n_raw = len(records)
+    if not args.no_dedupe:
+        records = ds.dedupe_records(records)
+    train, val = ds.split_by_problem(records, args.val_fraction, args.split_seed)
+    before = ds.stats(train)
+    if args.balance is not None:
+        train = ds.balance(train, args.balance, truncate=not args.no_truncate, seed=args.split_seed)
+    _write_jsonl(out / "train.jsonl", train)
+    _write_jsonl(out / "val.jsonl", val)
+    _write_jsonl(out / "completions.jsonl", scored)
+    report = {"labelling": stats.to_json(), "duplicate_chains_dropped": n_raw - len(records),
+              "train_before_balancing": before, "train": ds.stats(train), "val": ds.stats(val),
+              "balance": args.balance}
+    (out / "stats.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+    _log("label", f"wrote {out}/train.jsonl ({len(train)} chains), val.jsonl ({len(val)}), completions.jsonl, "
+         "stats.json")
+    return 0
+
+
+# -- train -------------------------------------------------------------------------------------------
+
+def _train(argv: list[str]) -> int:
+    from prosfi.prm.train import resolve
+    from prosfi.prm.train import run as run_training
+    from prosfi.train.cli_train import split_argv
+    from prosfi.train.recipe import RecipeError
+
+    recipe, overrides = split_argv(argv)
+    if recipe is None and not overrides:
+        print("usage: prosfi prm train RECIPE.yaml [--key value ...] [--dry-run]", file=sys.stderr)
+        return 2
+    if "--help" in overrides or "-h" in overrides:
+        from prosfi.prm.train import dataclass_types, objective_of
+        from prosfi.train.recipe import make_parser
+
+        make_parser(dataclass_types(objective_of(recipe, overrides))).print_help()
+        return 0
+    dry = "--dry-run" in overrides
+    overrides = [o for o in overrides if o != "--dry-run"]
+    try:
+        resolved = resolve(recipe, overrides, dry_run=dry)
+    except (RecipeError, ValueError) as exc:
+        print(f"prosfi prm train: error: {exc}", file=sys.stderr)
+        return 2
+    if resolved.script.dry_run:
+        print(resolved.to_yaml(), end="")
+        return 0
+    try:
+        out = run_training(resolved)
+    except (ValueError, OSError) as exc:
+        print(f"prosfi prm train: error: {exc}", file=sys.stderr)
+        return 2
+    _log("train", f"saved the PRM ({resolved.script.objective}) to {out}")
+    return 0
+
+
+# -- score -------------------------------------------------------------------------------------------
+
+def score_records(prm, records: list[dict[str, Any]], problems: dict[str, Any]) -> None:
+    """Add `step_scores` to scored completion records (an empty list where no step array parses)."""
+    from prosfi.data.prompts import user_prompt
+    from prosfi.trace.schema import parse_trace
+
+    items, owners = [], []
+    for i, rec in enumerate(records):
+        rec["step_scores"] = []
+        problem = problems.get(rec["problem_id"])
+        if problem is None or not rec.get("format_ok"):
+            continue
+        trace = parse_trace(rec["completion"], [p.id for p in problem.premises]).trace
+        if trace is None:
+            continue
+        prompt = user_prompt(problem)
+        for k, step in enumerate(trace.steps):
+            items.append((prompt, trace.steps[:k], step))
+            owners.append(i)
+    for i, s in zip(owners, prm.score_steps(items)):
+        records[i]["step_scores"].append(round(float(s), 6))
+
+
+def _score(args: argparse.Namespace) -> int:
+    from prosfi.prm.model import load_prm
+
+    prm = load_prm(args.prm, device=args.device, batch_size=args.prm_batch_size)
+    if args.labelled:
+        from prosfi.prm.metaeval import meta_eval
+        from prosfi.prm.train import read_jsonl
+
+        records = read_jsonl(args.labelled)
+        items = [(r["prompt"], r["steps"][:k], r["steps"][k]) for r in records for k in range(len(r["steps"]))]
+        flat = prm.score_steps(items)
+        pos = 0
+        for r in records:
+            r["scores"] = [round(float(x), 6) for x in flat[pos:pos + len(r["steps"])]]
+            pos += len(r["steps"])
+        report = meta_eval(records, [r["scores"] for r in records], args.threshold)
+        from prosfi.prm.metaeval import ablation_table
+
+        ablations = ablation_table(records, [r["scores"] for r in records], args.threshold)
+        if ablations:
+            report["ablations_valid_and_grounded"] = ablations
+        _write_jsonl(args.output, records)
+        Path(str(args.output) + ".metaeval.json").write_text(json.dumps(report, indent=2) + "\n")
+        print(json.dumps(report, indent=2))
+        _log("score", f"wrote {args.output} and {args.output}.metaeval.json")
+        return 0
+    from prosfi.eval.scoring import score_generations
+
+    with _verifier(args) as verifier:
+        problems = _problems(args, verifier)
+        generations = _generations(args, problems)
+        records = score_generations(problems, generations, verifier)
+    score_records(prm, records, problems)
+    _write_jsonl(args.output, records)
+    _log("score", f"wrote {len(records)} records with step_scores to {args.output} ({prm.calls} steps scored)")
+    return 0
+
+
+# -- rerank ------------------------------------------------------------------------------------------
+
+def _rerank(args: argparse.Namespace) -> int:
+    from prosfi.prm.rerank import picks, rerank_table, table_markdown
+    from prosfi.prm.train import read_jsonl
+
+    if args.scores:
+        records = read_jsonl(args.scores)
+    elif args.prm:
+        from prosfi.eval.scoring import score_generations
+        from prosfi.prm.model import load_prm
+
+        prm = load_prm(args.prm, device=args.device, batch_size=args.prm_batch_size)
+        with _verifier(args) as verifier:
+            problems = _problems(args, verifier)
+            records = score_generations(problems, _generations(args, problems), verifier)
+        score_records(prm, records, problems)
+    else:
+        raise ValueError("give --scores FILE, or --prm DIR with --data and completions")
+    records = [r for r in records if r.get("source") is not None or "step_scores" in r]
+    rows = rerank_table(records, n_boot=args.bootstrap)
+    text = table_markdown(rows)
+    print(text)
+    if args.output:
+        out = Path(args.output)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "rerank.json").write_text(json.dumps(rows, indent=2) + "\n")
+        (out / "rerank.md").write_text(text + "\n")
+        _write_jsonl(out / "picks.jsonl", picks(records, args.aggregation, args.verifier_filter))
+        _log("rerank", f"wrote {out}/rerank.json, rerank.md, picks.jsonl")
+    return 0
+
+
+# -- negatives ---------------------------------------------------------------------------------------
+
+def _negatives(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from prosfi.prm.negatives import csp_pairs, natural_pairs
+    from prosfi.trace.schema import parse_trace
+
+    stats: dict[str, int] = {}
+    pairs: list[dict[str, Any]] = []
+    with _verifier(args) as verifier:
+        problems = _problems(args, verifier)
+        if not args.no_csp:
+            for p in problems.values():
+                pairs += csp_pairs(p, verifier, args.margin, args.per_kind, stats=stats)
+        if args.completions or args.model or args.endpoint:
+            chains: dict[str, list] = {}
+            for g in _generations(args, problems):
+                problem = problems.get(g.problem_id)
+                if problem is None:
+                    continue
+                trace = parse_trace(g.completion, [x.id for x in problem.premises]).trace
+                if trace is not None and trace.steps:
+                    chains.setdefault(g.problem_id, []).append(trace.steps)
+            for pid, cs in chains.items():
+                pairs += natural_pairs(problems[pid], cs, verifier, args.natural_margin, stats=stats)
+    _write_jsonl(args.output, pairs)
+    kinds = Counter(p["kind"] for p in pairs)
+    print(json.dumps({"pairs": len(pairs), "by_kind": dict(kinds), "problems": len(problems), **stats}, indent=2))
+    _log("negatives", f"wrote {len(pairs)} pairs to {args.output}")
+    return 0
+
+
+__all__ = ["add_arguments", "run", "score_records"]

@@ -1,0 +1,140 @@
+"""`prosfi search`: verifier-first beam search with a PRM, measured by the eval code.
+
+    prosfi search --data fol:easy --count 20 --model runs/demo --prm runs/prm/pairwise --beams 4 --candidates 4 -o runs/search
+    prosfi search ... --ablations      # the same problems under both, prm (no verifier filter), verifier (no PRM)
+
+Writes OUT/search.jsonl (per problem: answer, verified chain, calls, time, and the eval record),
+OUT/summary.json (eval metrics and the cost model per mode) and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from prosfi.prm.search import MODES
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from prosfi.eval.cli import add_source_arguments
+    from prosfi.verify.cli import add_verifier_arguments
+
+    add_source_arguments(parser, required=True)
+    parser.add_argument("--model", required=True, help="the policy: a checkpoint folder or hub id (transformers)")
+    parser.add_argument("--prm", default=None, help="a trained PRM folder (either objective); not needed for "
+                        "--mode verifier")
+    parser.add_argument("--recipe", default=None, help="a training recipe whose prompt settings build the prompts")
+    parser.add_argument("--beams", type=int, default=4, help="B: beams kept per round (default: %(default)s)")
+    parser.add_argument("--candidates", type=int, default=4, help="k: candidates per beam (default: %(default)s)")
+    parser.add_argument("--max-steps", type=int, default=8, help="rounds at most (default: %(default)s)")
+    parser.add_argument("--mode", choices=MODES, default="both",
+                        help="both: verifier filter then PRM; prm: PRM without the verifier filter; verifier: "
+                        "random among valid (default: %(default)s)")
+    parser.add_argument("--ablations", action="store_true", help="run every mode on the same problems")
+    parser.add_argument("--temperature", type=float, default=1.0, help="step sampling temperature")
+    parser.add_argument("--max-step-tokens", type=int, default=128, help="token limit of one step object")
+    parser.add_argument("--max-think-tokens", type=int, default=256,
+                        help="token limit of the think block the policy writes first (per problem)")
+    parser.add_argument("--seed", type=int, default=0, help="sampling seed")
+    parser.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
+    parser.add_argument("-o", "--output", default="runs/search", help="output folder (default: %(default)s)")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals")
+    add_verifier_arguments(parser)
+
+
+def run_modes(problems, proposer, prm, verifier, modes, config_kwargs: dict[str, Any], n_boot: int = 1000,
+              reseed=None) -> dict[str, dict[str, Any]]:
+    """{mode: {"results": [SearchResult], "records": [eval record], "metrics": ..., "cost": ...}}."""
+    from prosfi.eval.generate import Generation
+    from prosfi.eval.metrics import metrics
+    from prosfi.eval.scoring import score_generations
+    from prosfi.prm.search import SearchConfig, cost_report, search
+
+    out = {}
+    for mode in modes:
+        cfg = SearchConfig(mode=mode, **config_kwargs)
+        if reseed is not None:
+            reseed(cfg.seed)
+        results = [search(p, proposer, prm, verifier, cfg) for p in problems]
+        records = score_generations(problems, [Generation(r.problem_id, 0, r.completion) for r in results], verifier)
+        out[mode] = {"results": results, "records": records, "metrics": metrics(records, n_boot=n_boot), "cfg": cfg}
+    # one C_PRM for the run: pooled over the modes that called the PRM (verifier-only makes no call)
+    calls = sum(r.prm_calls for d in out.values() for r in d["results"])
+    c_prm = sum(r.prm_s for d in out.values() for r in d["results"]) / calls if calls else None
+    for d in out.values():
+        d["cost"] = cost_report(d["results"], d.pop("cfg"), c_prm=c_prm)
+    return out
+
+
+def table(by_mode: dict[str, dict[str, Any]]) -> str:
+    head = ("| mode | problems | accuracy % | reward hit % | PRM calls | unpruned PRM calls | verifier calls | "
+            "C_V ms | C_PRM ms | iso-cost beams (unpruned) | s/problem |")
+    lines = [head, "|---|" + "---|" * 10]
+    for mode, d in by_mode.items():
+        m, c = d["metrics"], d["cost"]
+        secs = sum(r.total_s for r in d["results"]) / max(1, len(d["results"]))
+
+        def pct(v):
+            return "–" if v is None else f"{100 * v:.1f}"
+
+        lines.append(f"| {mode} | {m['n_problems']} | {pct(m['accuracy'])} | {pct(m['reward_hit'])} | "
+                     f"{c['prm_calls']} | {c['unpruned_prm_calls']} | {c['verifier_calls']} | {c['C_V_ms']} | "
+                     f"{c['C_PRM_ms']} | {c.get('iso_beams_unpruned', '–')} | {secs:.2f} |")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except (ValueError, OSError) as exc:
+        print(f"prosfi search: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    from transformers import set_seed
+
+    from prosfi.eval.cli import prompt_settings, sources_from_args
+    from prosfi.eval.generate import load_hf
+    from prosfi.prm.search import HFProposer
+    from prosfi.verify.cli import verifier_config
+    from prosfi.verify.verifier import Verifier
+
+    modes = list(MODES) if args.ablations else [args.mode]
+    prm = None
+    if any(m != "verifier" for m in modes):
+        if not args.prm:
+            raise ValueError("--prm DIR is needed for modes both and prm (or use --mode verifier)")
+        from prosfi.prm.model import load_prm
+
+        prm = load_prm(args.prm, device=args.device)
+    model, tokenizer = load_hf(args.model, args.device)
+    proposer = HFProposer(model, tokenizer, prompt_settings(args.recipe), temperature=args.temperature,
+                          max_step_tokens=args.max_step_tokens, max_think_tokens=args.max_think_tokens,
+                          seed=args.seed)
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    with Verifier(verifier_config(args)) as verifier:
+        problems = [p for s in sources_from_args(args, verifier=verifier) for p in s.problems]
+        if not problems:
+            raise ValueError("the --data sources produced no problems")
+        by_mode = run_modes(problems, proposer, prm, verifier, modes,
+                            {"beams": args.beams, "candidates": args.candidates, "max_steps": args.max_steps,
+                             "seed": args.seed}, n_boot=args.bootstrap, reseed=set_seed)
+    with open(out / "search.jsonl", "w", encoding="utf-8") as fh:
+        for mode, d in by_mode.items():
+            fh.writelines(json.dumps({"mode": mode, **r.to_json(), "eval": {k: rec.get(k) for k in (
+                    "answer_correct", "chain_valid", "reward", "format_ok", "steps")}}, ensure_ascii=False) + "\n" for r, rec in zip(d["results"], d["records"]))
+    summary = {mode: {"metrics": d["metrics"], "cost": d["cost"]} for mode, d in by_mode.items()}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    text = table(by_mode)
+    (out / "summary.md").write_text(text + "\n")
+    print(text)
+    print(f"[prosfi search] wrote {out}/search.jsonl, summary.json, summary.md", file=sys.stderr)
+    return 0
+
+
+__all__ = ["add_arguments", "run", "run_modes", "table"]
