@@ -3,7 +3,7 @@
 Every `prosfi` import (module level, inside functions, under TYPE_CHECKING) is read with `ast`; a
 module may import its own layer or a lower one, and the module import graph has no cycles.
 Top-level helper modules (`prosfi.jsonl`) sit below every layer; commands (`prosfi.cli`,
-`prosfi.__main__`, and a package's own command module `<package>.cli`) sit above all of them.
+`prosfi.__main__`, and a package's command modules `<package>.cli`, `*_cli`, `cli_*`) sit above all of them.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
 def _layer(module: str) -> int:
     """Index in LAYERS; top-level helpers sit below all, commands above all."""
     parts = module.split(".")
-    if module in COMMANDS or (len(parts) == 3 and parts[2] == "cli"):
+    if module in COMMANDS or (len(parts) == 3 and (parts[2] == "cli" or parts[2].endswith("_cli")
+                                                    or parts[2].startswith("cli_"))):
         return len(LAYERS)
     if len(parts) == 2 and parts[1] not in LAYERS:
         return -1  # a top-level helper module such as prosfi.jsonl

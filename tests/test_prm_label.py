@@ -23,29 +23,29 @@ def _completion(steps: list[dict], answer: str = "A") -> str:
     return f"<think>\nx\n</think>\n<steps>\n{json.dumps(steps, ensure_ascii=False)}\n</steps>\n<answer>{answer}</answer>"
 
 
-class _UndecidedOdd:
-    """A real verifier that answers `unknown` for conclusions about `Odd` (a prover that gave up)."""
+class _Undecided:
+    """A real verifier that answers `unknown` for `Alive tom ∨ Cat tom` (a prover that gave up)."""
 
     def __init__(self, inner):
         self.inner = inner
 
     def check_many(self, entailments):
         out = self.inner.check_many(entailments)
-        return [Verdict(Status.UNKNOWN, None, 0.0, "stub: gave up") if "Odd" in e.conclusion else v
+        return [Verdict(Status.UNKNOWN, None, 0.0, "stub: gave up") if "Alive tom ∨ Cat tom" in e.conclusion else v
                 for e, v in zip(entailments, out)]
 
 
 @pytest.fixture(scope="module")
 def verifier():
     with Verifier(VerifierConfig(backends=("z3",), workers=0)) as v:
-        yield _UndecidedOdd(v)
+        yield _Undecided(v)
 
 
 STEPS = [
     {"id": "s1", "dependencies": ["h1", "h2"], "conclusion": "Animal tom", "rule": "mp"},  # valid
     {"id": "s2", "dependencies": ["h3"], "conclusion": "Cat tom → Alive tom", "rule": "mp"},  # invalid
     {"id": "s3", "dependencies": ["h1", "h2"], "conclusion": "Animal tom", "rule": "mp"},  # repeat: rejected
-    {"id": "s4", "dependencies": ["h2"], "conclusion": "Odd tom", "rule": "?"},  # unknown: left out
+    {"id": "s4", "dependencies": ["h2"], "conclusion": "Alive tom ∨ Cat tom", "rule": "?"},  # unknown: left out
     {"id": "s5", "dependencies": ["s9"], "conclusion": "Animal tom ∧ Cat tom", "rule": "mp"},  # unknown citation
     {"id": "s6", "dependencies": ["h3", "s1"], "conclusion": "Alive tom", "rule": "mp"},  # valid
 ]

@@ -176,7 +176,7 @@ def _label(args: argparse.Namespace) -> int:
 def _train(argv: list[str]) -> int:
     from prosfi.prm.train import resolve
     from prosfi.prm.train import run as run_training
-    from prosfi.train.cli_train import split_argv
+    from prosfi.train.recipe import split_argv
     from prosfi.train.recipe import RecipeError
 
     recipe, overrides = split_argv(argv)

@@ -20,20 +20,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("argv", nargs=argparse.REMAINDER, help="the recipe, then --key value overrides")
 
 
-def split_argv(argv: list[str]) -> tuple[str | None, list[str]]:
-    """(recipe path, overrides): the recipe is the first bare argument or the value of --config."""
-    argv = list(argv)
-    if "--config" in argv:
-        i = argv.index("--config")
-        if i + 1 >= len(argv):
-            raise SystemExit("prosfi train: --config needs a path")
-        recipe = argv[i + 1]
-        return recipe, argv[:i] + argv[i + 2:]
-    if argv and not argv[0].startswith("-"):
-        return argv[0], argv[1:]
-    return None, argv
-
-
 def print_keys(recipe: str | None) -> None:
     """Every key with its help; defaults shown are the recipe's values where it sets them."""
     from prosfi.train.recipe import _dests, flatten, load_yaml, make_parser
@@ -49,7 +35,7 @@ def print_keys(recipe: str | None) -> None:
 
 
 def run(args: argparse.Namespace, sft_only: bool = False) -> int:
-    from prosfi.train.recipe import RecipeError, resolve
+    from prosfi.train.recipe import RecipeError, resolve, split_argv
 
     name = "sft" if sft_only else "train"
     recipe, overrides = split_argv(args.argv)

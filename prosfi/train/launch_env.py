@@ -14,7 +14,7 @@ import sys
 
 
 def assignments(argv: list[str]) -> dict[str, str]:
-    from prosfi.train.cli_train import split_argv
+    from prosfi.train.recipe import split_argv
     from prosfi.train.recipe import resolve
 
     recipe, overrides = split_argv(argv)

@@ -310,10 +310,13 @@ def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = Fa
     return ResolvedRecipe(script, training, model, recipe_path, pairs, notes, batch)
 
 
-def _batch(script: Any, training: Any, explicit: set[str], dry_run: bool, launched: int | None) -> GrpoBatch:
+def _batch(script: Any, training: Any, explicit: set[str], dry_run: bool, launched: int | None) -> GrpoBatch | None:
     """The batch arithmetic of the run: a dry run's for the process count it will have (num_processes,
-    else the launch's WORLD_SIZE, else 1), written into its config; a real run's for its own count."""
-    n = (script.num_processes or launched or 1) if dry_run else training.world_size
+    else the launch's WORLD_SIZE, else 1), written into its config; a real run's for its own count.
+    None for a trainer without generations (the PRM recipes' SFT and reward trainers)."""
+    if not hasattr(training, "num_generations"):
+        return None
+    n = (getattr(script, "num_processes", None) or launched or 1) if dry_run else training.world_size
     try:
         batch = grpo_batch(training, n, explicit)
     except ValueError as e:
@@ -346,3 +349,17 @@ def _resolve_resume(training: Any, notes: list[str]) -> None:
         last = get_last_checkpoint(str(out)) if out.is_dir() else None
         training.resume_from_checkpoint = last
         notes.append(f"resume: {last}" if last else f"resume: no checkpoint in {out}, starting fresh")
+
+
+def split_argv(argv: list[str]) -> tuple[str | None, list[str]]:
+    """(recipe path, overrides): the recipe is the first bare argument or the value of --config."""
+    argv = list(argv)
+    if "--config" in argv:
+        i = argv.index("--config")
+        if i + 1 >= len(argv):
+            raise SystemExit("prosfi train: --config needs a path")
+        recipe = argv[i + 1]
+        return recipe, argv[:i] + argv[i + 2:]
+    if argv and not argv[0].startswith("-"):
+        return argv[0], argv[1:]
+    return None, argv
