@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import json
 
-from prosfi.rewards.audit import AuditLog, bounded_text, read_audit
-from prosfi.rewards.audit import audit_step
+from prosfi.rewards.audit import AuditLog, audit_step, bounded_text, read_audit
 from prosfi.train.console import format_row
 from prosfi.train.runlog import fix_model_card
 
@@ -23,6 +22,11 @@ def test_a_grpo_row_is_one_short_line_with_the_four_headlines():
     line = format_row(GRPO_ROW, 12, 30, "grpo", 1.5)
     assert line == "[grpo] step 12/30  reward 0.300  acc 0.250  chain 0.125  format 0.500  1.50 s/step"
     assert len(line) < 100 and len(str(GRPO_ROW)) > 2 * len(line)
+
+
+def test_vllm_rows_show_the_importance_sampling_ratio():
+    row = {**GRPO_ROW, "sampling/importance_sampling_ratio/mean": 0.25}
+    assert format_row(row, 3, 30, "grpo", None).endswith("format 0.500  is-ratio 0.250")
 
 
 def test_sft_rows_closing_rows_and_other_rows():

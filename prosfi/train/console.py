@@ -20,6 +20,7 @@ from prosfi.train.summary import headline_key
 # headline -> short label on the console
 GRPO_COLUMNS = (("reward", "reward"), ("answer accuracy", "acc"), ("chain validity", "chain"),
                 ("format rate", "format"))
+IS_RATIO = "sampling/importance_sampling_ratio/mean"
 
 
 def _num(v: Any) -> str:
@@ -46,6 +47,8 @@ def format_row(logs: dict[str, Any], step: int, max_steps: int, stage: str, s_pe
                 parts.append(f"{label} {_num(logs[key])}")
     if not parts:
         return None
+    if IS_RATIO in logs:  # vLLM rollouts with TRL's importance-sampling correction: should stay near 1
+        parts.append(f"is-ratio {_num(logs[IS_RATIO])}")
     if s_per_step is not None:
         parts.append(f"{s_per_step:.2f} s/step")
     return head + "  " + "  ".join(parts)
