@@ -106,3 +106,54 @@ def test_compound_goal_exemption_does_not_admit_bundles(verifier):
     for r in score_batch(problems, texts, verifier):
         assert r.reward < 1.0
         assert any(s.verdict == "rejected" for s in r.steps) or "no verified step concludes" in r.reason, r.reason
+
+
+# --- zero-fact bundles: binders that share a name -------------------------------------------------
+
+def _zero_fact_bundle(problem):
+    """Accumulate every statement into `(∀ x, x = c) ∨ (∀ x, ¬ (x = c)) ∨ (S1 ∧ … ∧ Sk)`, one premise per
+    step. Read by name, each CNF clause holds `x = c` and `¬ x = c`, so the bundle looked like it
+    stated 0 facts: citing it was free, and one last step per literal (bundle + one statement that
+    rules out a one-element domain) did the whole puzzle."""
+    c0 = problem.atoms[0].split()[1]
+    dis = f"(∀ x, x = {c0}) ∨ (∀ x, ¬ (x = {c0}))"
+    steps, acc, prev = [], [], None
+    for pid, text in problem.premise_map.items():
+        acc.append(f"({text})")
+        sid = f"b{len(steps) + 1}"
+        steps.append(_step(sid, ([prev] if prev else []) + [pid], f"{dis} ∨ ({' ∧ '.join(acc)})"))
+        prev = sid
+    return steps
+
+
+def test_a_bundle_disguised_by_shared_binder_names_is_counted(verifier):
+    from prosfi.chain import ChainConfig
+    from prosfi.data import kk
+    from prosfi.data.gold import answer_text
+
+    problems, texts = [], []
+    for p in kk.generate(kk.KKConfig(people=4), 3, 21):
+        bundle = _zero_fact_bundle(p)
+        lits = [a if p.assignment[a] else f"¬ {a}" for a in p.atoms]
+        for e in p.premise_map:  # the statement that rules out a one-element domain
+            finals = [_step(f"g{i}", [bundle[-1]["id"], e], lit) for i, lit in enumerate(lits)]
+            problems.append(p)
+            texts.append(_render(bundle + finals, answer_text(p)))
+    no_count = ChainConfig(max_conjuncts=0, max_weight=0, max_rules=0)  # used, fresh, … stay on
+    assert any(r.reward == 1.0 for r in score_batch(problems, texts, verifier, chain_config=no_count)), \
+        "the hack is malformed: it must be a verified chain once fact counting is off"
+    for r in score_batch(problems, texts, verifier):
+        assert r.reward < 1.0
+        assert "max_conjuncts" in r.reason or "max_weight" in r.reason or "max_rules" in r.reason, r.reason
+
+
+@pytest.mark.parametrize("text, at_least", [
+    ("(∀ x, P x) ∨ (∀ x, ¬ P x) ∨ (A ∧ B ∧ C)", 3),
+    ("(∃ x, P x) ∧ ((∀ x, P x) ∨ A) ∧ ((∀ x, P x) ∨ B)", 3),
+    ("(∀ x, x = a) ∨ (∀ x, ¬ (x = a)) ∨ (Q a ∧ Q b)", 2),
+])
+def test_facts_do_not_conflate_binders_that_share_a_name(text, at_least):
+    from prosfi.chain.shape import facts
+
+    assert facts(parse(text)) >= at_least
+    assert facts(parse("∀ x, P x ∨ ¬ P x ∨ Q a")) == 0  # one binder: a real tautology
