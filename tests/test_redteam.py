@@ -157,3 +157,97 @@ def test_facts_do_not_conflate_binders_that_share_a_name(text, at_least):
 
     assert facts(parse(text)) >= at_least
     assert facts(parse("∀ x, P x ∨ ¬ P x ∨ Q a")) == 0  # one binder: a real tautology
+
+
+# --- soundness of the in-process truth tables, against an independent Z3 encoding -------------------
+
+def _random_check(rng):
+    """(premise texts, conclusion text, z3 premises, z3 conclusion) over P/0, Q/1, R/1, S/2, constants
+    a, b, c, equality, ⊤/⊥, every connective, and binders that reuse names (`∀ a, …` shadows `a`)."""
+    import z3
+
+    U = z3.DeclareSort("U")
+    consts = {c: z3.Const(f"k_{c}", U) for c in "abc"}
+    preds = {"P": z3.Bool("p_P"), "Q": z3.Function("p_Q", U, z3.BoolSort()),
+             "R": z3.Function("p_R", U, z3.BoolSort()), "S": z3.Function("p_S", U, U, z3.BoolSort())}
+    arity = {"P": 0, "Q": 1, "R": 1, "S": 2}
+
+    def term(env):
+        name = rng.choice(list(env) + list("abc")) if env and rng.random() < 0.7 else rng.choice("abc")
+        return name, env.get(name, consts.get(name))
+
+    def gen(depth, env):
+        r = rng.random()
+        if depth <= 0 or r < 0.3:
+            k = rng.random()
+            if k < 0.08:
+                return ("True", z3.BoolVal(True)) if rng.random() < 0.5 else ("False", z3.BoolVal(False))
+            if k < 0.2:
+                (s, x), (t, y) = term(env), term(env)
+                return f"{s} = {t}", x == y
+            p = rng.choice("PQRS")
+            args = [term(env) for _ in range(arity[p])]
+            return " ".join([p] + [a for a, _ in args]), (preds[p](*[z for _, z in args]) if args else preds[p])
+        if r < 0.4:
+            t, z = gen(depth - 1, env)
+            return f"¬ ({t})", z3.Not(z)
+        if r < 0.55:
+            v, q = rng.choice("xya"), rng.choice("∀∃")
+            zv = z3.Const(f"v{rng.random()}", U)
+            t, z = gen(depth - 1, {**env, v: zv})
+            return f"{q} {v}, ({t})", (z3.ForAll if q == "∀" else z3.Exists)([zv], z)
+        (a, za), (b, zb) = gen(depth - 1, env), gen(depth - 1, env)
+        op = rng.choice(["∧", "∨", "→", "↔", "xor"])
+        if op == "xor":
+            return f"Xor' ({a}) ({b})", z3.Xor(za, zb)
+        f = {"∧": z3.And, "∨": z3.Or, "→": z3.Implies, "↔": lambda x, y: x == y}[op]
+        return f"({a}) {op} ({b})", f(za, zb)
+
+    def prenex():  # ∀ x y, quantifier-free body: what the universal-instance path uses
+        vs = ["x", "y"][: rng.randint(0, 2)]
+        env = {v: z3.Const(f"v{rng.random()}", U) for v in vs}
+        while True:
+            t, z = gen(rng.randint(1, 3), env)
+            if "∀" not in t and "∃" not in t:
+                break
+        for v in reversed(vs):
+            t, z = f"∀ {v}, ({t})", z3.ForAll([env[v]], z)
+        return t, z
+
+    premises = [prenex() if rng.random() < 0.5 else gen(rng.randint(0, 3), {}) for _ in range(rng.randint(0, 3))]
+    conclusion = gen(rng.randint(0, 2), {})
+    return premises, conclusion
+
+
+def test_truth_table_verdicts_agree_with_an_independent_z3_encoding():
+    """`valid` and `invalid` from the truth-table paths (ground, and ∀-instances over the constants)
+    must agree with Z3 on a separate encoding, over random checks that mix ∀/∃, equality and
+    binders that shadow constants."""
+    import random
+
+    import z3
+
+    from prosfi.logic.signature import check_signature
+    from prosfi.verify import ground
+
+    rng = random.Random(20261201)
+    decided = 0
+    for _ in range(250):
+        premises, (ctext, cz) = _random_check(rng)
+        ps, c = [parse(t) for t, _ in premises], parse(ctext)
+        try:
+            signature = check_signature([*ps, c])
+        except Exception:  # noqa: BLE001 - e.g. a constant that is also bound: not a check the chain sends
+            continue
+        v = ground.decide(ps, c, signature)
+        if v is None or v.status.value not in ("valid", "invalid"):
+            continue
+        solver = z3.Solver()
+        solver.set("timeout", 5000)
+        solver.add(*[z for _, z in premises], z3.Not(cz))
+        truth = solver.check()
+        if truth == z3.unknown:
+            continue
+        decided += 1
+        assert (v.status.value == "valid") == (truth == z3.unsat), ([t for t, _ in premises], ctext, v.detail)
+    assert decided >= 150
