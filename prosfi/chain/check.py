@@ -286,17 +286,28 @@ class ChainCheck:
         if cfg.max_rules and len(rules) > cfg.max_rules:
             return (f"applies {len(rules)} premise rules {', '.join(rules)} (max_rules {cfg.max_rules}): one "
                     "step, one premise rule"), carried
+        # the problem's own goal (or its negation) may state as many facts as it does: a True answer to
+        # `P a ∧ Q a ∧ R a` needs a step that concludes all three, and the problem, not the policy, chose it
+        goal_facts = shape.facts if shape.canonical is not None and shape.canonical in self._goal_forms() else 0
         if cfg.max_weight:
             weight = sum(1 if premise else p.facts for (_, premise, _, _), p in zip(refs, cited))
-            if weight > cfg.max_weight:
+            if weight > max(cfg.max_weight, goal_facts):
                 return (f"weight {weight} (max_weight {cfg.max_weight}): its citations carry too many facts "
                         "for one small inference"), carried
         if cfg.max_conjuncts:
-            bound = max([cfg.max_conjuncts] + [p.facts for p in cited])
+            bound = max([cfg.max_conjuncts, goal_facts] + [p.facts for p in cited])
             if shape.facts > bound:
                 return (f"concludes {min(shape.facts, 999)} facts (max_conjuncts {cfg.max_conjuncts}, or as many "
                         "as one citation states): a bundle, not one inference"), carried
         return "", carried
+
+    def _goal_forms(self) -> frozenset[str]:
+        """Canonical forms of the goal and of its negation (empty for Knights & Knaves: literals)."""
+        goal = self.problem.goal
+        if not goal or self.problem.kind == "assignment":
+            return frozenset()
+        return frozenset(c for c in (self.formulas.canonical(goal), self.formulas.canonical(negation(goal)))
+                         if c is not None)
 
     def _reject_irrelevant(self, step_index: dict[str, int]) -> None:
         """Uncertain claims (`uncertain: verify`): every step must bear on the goal (module docstring

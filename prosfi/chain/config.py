@@ -20,7 +20,8 @@ class ChainConfig:
     max_conjuncts: int = field(
         default=2,
         metadata={"help": "A conclusion may state at most this many facts (clauses of its CNF: `A ∧ B` is 2, "
-                  "`A ∧ B → C` is 1), or as many as its largest citation (instantiating a premise is fine). "
+                  "`A ∧ B → C` is 1), or as many as its largest citation (instantiating a premise is fine); the "
+                  "problem's goal or its negation, as many as it states. "
                   "Stops bundling premises into one conjunction. 0 turns the guard off."},
     )
     max_weight: int = field(

@@ -23,7 +23,7 @@ def facts(f: ast.Formula, limit: int = 64) -> int:
     if _is_clause(f):  # the common shapes (`P a`, `∀ x, P x ∧ Q x → R x`) need no CNF
         return 1
     try:
-        clauses = _CNF(limit).cnf(f, True)
+        clauses = _CNF(limit).cnf(_apart(f), True)
     except _Overflow:
         return TOO_MANY
     except RecursionError:
@@ -55,6 +55,36 @@ def _clause(f, positive: bool, out: list) -> bool:
     if positive and isinstance(f, ast.Implies):
         return _clause(f.left, False, out) and _clause(f.right, True, out)
     return False
+
+
+def _apart(f: ast.Formula) -> ast.Formula:
+    """`f` with every binder renamed to a name of its own. The CNF looks through quantifiers, so two
+    binders sharing a name would share atoms: `(∀ x, P x) ∨ (∀ x, ¬ P x) ∨ B` would look like a
+    tautology and state 0 facts, a free bundle of B. Renamed apart, it states as many as B."""
+    fresh = iter(range(1 << 62))
+
+    def term(t, env):
+        if isinstance(t, ast.Var):
+            return ast.Var(env.get(t.name, t.name))
+        if isinstance(t, ast.Fn):
+            return ast.Fn(t.name, tuple(term(a, env) for a in t.args))
+        return t
+
+    def go(g, env):
+        if isinstance(g, ast.Pred):
+            return ast.Pred(g.name, tuple(term(a, env) for a in g.args)) if env and g.args else g
+        if isinstance(g, ast.Eq):
+            return ast.Eq(term(g.left, env), term(g.right, env)) if env else g
+        if isinstance(g, ast.Not):
+            return ast.Not(go(g.body, env))
+        if isinstance(g, ast.QUANTIFIERS):
+            name = f"{g.var}#{next(fresh)}"  # `#` is in no identifier the parser reads
+            return type(g)(name, go(g.body, {**env, g.var: name}), g.sort)
+        if isinstance(g, ast.BINARY):
+            return type(g)(go(g.left, env), go(g.right, env))
+        return g
+
+    return go(f, {})
 
 
 class _Overflow(Exception):
