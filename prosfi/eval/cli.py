@@ -91,6 +91,10 @@ def sources_from_args(args: argparse.Namespace, verifier=None):
 
     if not args.data:
         raise ValueError("--data: give at least one problem source. " + SPEC_HELP)
+    if args.count < 1:
+        raise ValueError(f"--count {args.count}: give at least 1 problem per difficulty")
+    if args.limit is not None and args.limit < 1:
+        raise ValueError(f"--limit {args.limit}: give at least 1 (or leave --limit out for all problems)")
     seed = DEFAULT_SEED if args.data_seed is None else args.data_seed
     return load_sources(args.data, count=args.count, limit=args.limit, seed=seed, verifier=verifier)
 
@@ -98,6 +102,12 @@ def sources_from_args(args: argparse.Namespace, verifier=None):
 def generation_config(args: argparse.Namespace):
     from prosfi.eval.generate import GenerationConfig
 
+    if args.n < 1:
+        raise ValueError(f"--n {args.n}: give at least 1 sample per problem")
+    if args.max_new_tokens < 1:
+        raise ValueError(f"--max-new-tokens {args.max_new_tokens}: give at least 1")
+    if args.n > 1 and args.temperature == 0:
+        raise ValueError(f"--n {args.n} with --temperature 0: greedy samples are all the same; give a temperature > 0")
     return GenerationConfig(n=args.n, temperature=args.temperature, top_p=args.top_p,
                             max_new_tokens=args.max_new_tokens, seed=args.seed, batch_size=args.batch_size)
 
@@ -114,22 +124,61 @@ def prompt_settings(recipe: str | None):
     return PromptSettings(script.system_prompt, script.few_shot, script.reward_mode)
 
 
-def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = None):
+def check_model_path(model: str, flag: str = "--model") -> None:
+    """ValueError for a --model that names a local folder which is not there (a hub id passes)."""
+    if os.path.exists(model):
+        if os.path.isdir(model) and not os.path.isfile(os.path.join(model, "config.json")):
+            raise ValueError(f"{flag} {model}: no config.json in that folder; give a saved model folder "
+                             "(e.g. a `prosfi train` output or `prosfi model tiny --out DIR`)")
+        return
+    looks_local = model.startswith(("/", ".", "~")) or model.endswith("/") or model.count("/") != 1 \
+        or os.sep == "\\" and "\\" in model
+    if looks_local:
+        raise ValueError(f"{flag} {model}: no such folder; give a saved model folder (e.g. `prosfi model tiny "
+                         "--out DIR`) or a hub id like Qwen/Qwen2.5-0.5B-Instruct")
+
+
+def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = None,
+                        notes: list[str] | None = None):
     """(generator, model label): a callable problems -> generations for --model / --endpoint /
-    --completions. Raises ValueError for a missing companion flag."""
+    --completions. Raises ValueError for a missing companion flag, a missing file or model folder, a
+    completions file without one usable line. Lines of --completions that cannot be read are appended
+    to `notes` (the caller reports them), else reported on stderr."""
     from prosfi.eval import generate as gen
 
     if args.completions:  # samples and their number come from the file
         path = args.completions
         if not os.path.isfile(path):
             raise ValueError(f"--completions: no such file {path!r}")
-        return (lambda problems: gen.read_completions(path)), None
+        skipped: list = []
+        gens = gen.read_completions(path, skipped)
+        if not gens:
+            from prosfi.jsonl import skipped_note
+
+            raise ValueError(f"--completions {path}: " + ("the file is empty: no completions" if not skipped else
+                             "no usable completion line; " + skipped_note(path, skipped)))
+        if skipped:
+            from prosfi.jsonl import skipped_note
+
+            note = skipped_note(path, skipped)
+            if notes is not None:
+                notes.append(note)
+            else:
+                print(f"warning: --completions {note}", file=sys.stderr)
+        return (lambda problems: gens), None
     cfg = generation_config(args)
+    if args.batch_size < 1:
+        raise ValueError(f"--batch-size {args.batch_size}: give at least 1")
     settings = prompt_settings(args.recipe)
     progress = not args.no_progress
     if args.endpoint:
         if not args.served_model:
             raise ValueError("--endpoint needs --served-model NAME (the model name the server serves)")
+        if not args.endpoint.startswith(("http://", "https://")):
+            raise ValueError(f"--endpoint {args.endpoint}: give an http:// or https:// URL, e.g. "
+                             "http://localhost:8000/v1")
+        if args.concurrency < 1 or args.retries < 0 or not args.request_timeout > 0:
+            raise ValueError("--concurrency must be >= 1, --retries >= 0 and --request-timeout > 0")
         from prosfi.eval.endpoint import EndpointConfig, generate_endpoint
 
         endpoint = EndpointConfig(args.endpoint, args.served_model, concurrency=args.concurrency,
@@ -138,6 +187,7 @@ def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = N
         return (lambda problems: generate_endpoint(problems, endpoint, cfg, settings, cache, progress)), \
             args.served_model
     if args.model:
+        check_model_path(args.model)
         if args.engine == "vllm":
             return (lambda problems: gen.generate_vllm(problems, args.model, cfg, settings, progress)), args.model
 
@@ -169,11 +219,31 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _run_eval(args)
     except (ValueError, OSError) as exc:  # a bad flag or spec, a file or model that is not there
-        print(f"prosfi eval: {exc}", file=sys.stderr)
+        print(f"prosfi eval: {one_line(exc)}", file=sys.stderr)
         return 2
     except HubUnavailable as exc:
-        print(f"prosfi eval: {exc}", file=sys.stderr)
+        print(f"prosfi eval: {one_line(exc)}", file=sys.stderr)
         return 1
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line of at most 400 characters (transformers' errors run over many lines)."""
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}"
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 400 else text[:397] + "..."
+
+
+def output_folder(path: str | Path) -> Path:
+    """The -o folder, checked before any work: not an existing file, creatable. ValueError otherwise."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"-o {path} is a file; give a folder to create or reuse")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"-o {path}: cannot create the folder: {exc.strerror or exc}") from None
+    return out
 
 
 def _run_eval(args: argparse.Namespace) -> int:
@@ -184,14 +254,20 @@ def _run_eval(args: argparse.Namespace) -> int:
     from prosfi.verify.verifier import Verifier
 
     out = Path(args.output) if args.output else _default_output(args)
-    generator, model_label = generator_from_args(args, out)
+    completion_notes: list[str] = []
+    generator, model_label = generator_from_args(args, out, completion_notes)
+    if args.bootstrap < 1:
+        raise ValueError(f"--bootstrap {args.bootstrap}: give at least 1 resample")
+    if args.judge_endpoint and not args.judge_model:
+        raise ValueError("--judge-endpoint needs --judge-model NAME")
     vcfg = verifier_config(args)
+    output_folder(out)
     with Verifier(vcfg) as verifier:
         sources = sources_from_args(args, verifier=verifier)
         problems = [p for s in sources for p in s.problems]
         if not problems:
             raise ValueError("the --data sources produced no problems")
-        notes = held_out_notes(problems, args.recipe)
+        notes = completion_notes + held_out_notes(problems, args.recipe)
         for s in sources:
             msg = f"[prosfi eval] {s.spec}: {len(s.problems)} problems"
             if s.skipped:
@@ -200,7 +276,14 @@ def _run_eval(args: argparse.Namespace) -> int:
                 msg += f"; {s.notes[0]}"
             print(msg, file=sys.stderr)
         for n in notes:
-            print(f"[prosfi eval] warning: {n}", file=sys.stderr)
+            print(f"[prosfi eval] warning: {'--completions ' if n in completion_notes else ''}{n}", file=sys.stderr)
+        if args.completions:  # completions made for other problems: say so instead of an empty table
+            generations = generator(problems)
+            ids = {p.id for p in problems}
+            if not any(g.problem_id in ids for g in generations):
+                raise ValueError(f"none of the {len(generations)} completions in {args.completions} names a problem "
+                                 f"of --data (first problem_id {generations[0].problem_id!r}); give the --data "
+                                 "the completions were made for")
         judge = None
         if args.judge_endpoint:
             from prosfi.eval.judge import Judge
@@ -219,6 +302,9 @@ def _run_eval(args: argparse.Namespace) -> int:
             return 1
     from prosfi.eval.report import table
 
+    for note in result.summary.get("notes", []):  # e.g. completions naming problems not in --data
+        if note not in notes and "problem" in note and "left out" in note:
+            print(f"[prosfi eval] warning: {note}", file=sys.stderr)
     print(table(result.summary))
     print(f"[prosfi eval] wrote {out}/summary.json, summary.md, completions.jsonl"
           + (", plots" if not args.no_plots else ""), file=sys.stderr)
@@ -256,5 +342,5 @@ def held_out_notes(problems: Sequence, recipe: str | None) -> list[str]:
              f"problem of {recipe} (e.g. {', '.join(shared[:3])}): not held out")]
 
 
-__all__ = ["add_arguments", "add_generation_arguments", "add_source_arguments", "generation_config",
-           "generator_from_args", "held_out_notes", "prompt_settings", "run", "sources_from_args"]
+__all__ = ["add_arguments", "add_generation_arguments", "add_source_arguments", "check_model_path",
+           "generation_config", "generator_from_args", "one_line", "output_folder", "held_out_notes", "prompt_settings", "run", "sources_from_args"]

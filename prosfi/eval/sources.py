@@ -111,6 +111,12 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
     if not sep or (kind not in known and Path(spec).exists()):  # a bare path (even one with a colon)
         kind, rest = "jsonl", spec
     per_group = count if limit is None else min(count, limit)
+    if kind in ("proverqa", "folio", "kkhub", "kk_hub"):
+        path = rest.partition("=")[2] if kind == "proverqa" else rest
+        if kind != "proverqa" and not path:
+            raise SpecError(f"--data {spec!r}: give a file after the colon, e.g. {kind}:FILE")
+        if path and not (kind in ("kkhub", "kk_hub") and path.isdigit()) and not Path(path).is_file():
+            raise SpecError(f"--data {spec!r}: no such file {path!r}")
     if kind == "jsonl":
         return _jsonl(spec, rest, limit)
     if kind == "kk":
