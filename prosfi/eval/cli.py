@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from prosfi.eval.sources import SPEC_HELP
+from prosfi.usage import check_model_path, one_line, output_folder
 
 
 def add_source_arguments(parser: argparse.ArgumentParser, required: bool = False) -> None:
@@ -99,6 +100,13 @@ def sources_from_args(args: argparse.Namespace, verifier=None):
     return load_sources(args.data, count=args.count, limit=args.limit, seed=seed, verifier=verifier)
 
 
+def no_problems(sources) -> str:
+    """The message for --data sources that gave no problem: the first skipped record's reason."""
+    why = next((f"; {s.spec}: {len(s.skipped)} records skipped, first {s.skipped[0][0]}: {s.skipped[0][1]}"
+                for s in sources if s.skipped), "")
+    return f"the --data sources produced no problems{why[:400]}"
+
+
 def generation_config(args: argparse.Namespace):
     from prosfi.eval.generate import GenerationConfig
 
@@ -122,20 +130,6 @@ def prompt_settings(recipe: str | None):
 
     script = resolve(recipe, [], dry_run=True).script
     return PromptSettings(script.system_prompt, script.few_shot, script.reward_mode)
-
-
-def check_model_path(model: str, flag: str = "--model") -> None:
-    """ValueError for a --model that names a local folder which is not there (a hub id passes)."""
-    if os.path.exists(model):
-        if os.path.isdir(model) and not os.path.isfile(os.path.join(model, "config.json")):
-            raise ValueError(f"{flag} {model}: no config.json in that folder; give a saved model folder "
-                             "(e.g. a `prosfi train` output or `prosfi model tiny --out DIR`)")
-        return
-    looks_local = model.startswith(("/", ".", "~")) or model.endswith("/") or model.count("/") != 1 \
-        or os.sep == "\\" and "\\" in model
-    if looks_local:
-        raise ValueError(f"{flag} {model}: no such folder; give a saved model folder (e.g. `prosfi model tiny "
-                         "--out DIR`) or a hub id like Qwen/Qwen2.5-0.5B-Instruct")
 
 
 def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = None,
@@ -226,26 +220,6 @@ def run(args: argparse.Namespace) -> int:
         return 1
 
 
-def one_line(exc: BaseException) -> str:
-    """An exception as one line of at most 400 characters (transformers' errors run over many lines)."""
-    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
-        return f"{exc.filename}: {exc.strerror}"
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= 400 else text[:397] + "..."
-
-
-def output_folder(path: str | Path) -> Path:
-    """The -o folder, checked before any work: not an existing file, creatable. ValueError otherwise."""
-    out = Path(path)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"-o {path} is a file; give a folder to create or reuse")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ValueError(f"-o {path}: cannot create the folder: {exc.strerror or exc}") from None
-    return out
-
-
 def _run_eval(args: argparse.Namespace) -> int:
     from prosfi.eval.endpoint import EndpointError
     from prosfi.eval.evaluate import evaluate
@@ -266,7 +240,7 @@ def _run_eval(args: argparse.Namespace) -> int:
         sources = sources_from_args(args, verifier=verifier)
         problems = [p for s in sources for p in s.problems]
         if not problems:
-            raise ValueError("the --data sources produced no problems")
+            raise ValueError(no_problems(sources))
         notes = completion_notes + held_out_notes(problems, args.recipe)
         for s in sources:
             msg = f"[prosfi eval] {s.spec}: {len(s.problems)} problems"
@@ -342,5 +316,5 @@ def held_out_notes(problems: Sequence, recipe: str | None) -> list[str]:
              f"problem of {recipe} (e.g. {', '.join(shared[:3])}): not held out")]
 
 
-__all__ = ["add_arguments", "add_generation_arguments", "add_source_arguments", "check_model_path",
-           "generation_config", "generator_from_args", "one_line", "output_folder", "held_out_notes", "prompt_settings", "run", "sources_from_args"]
+__all__ = ["add_arguments", "add_generation_arguments", "add_source_arguments", "generation_config",
+           "generator_from_args", "held_out_notes", "no_problems", "prompt_settings", "run", "sources_from_args"]

@@ -139,7 +139,7 @@ def to_markdown(result: dict[str, Any]) -> str:
 def run_compare(dirs: Sequence[str], output: str | None = None, n_boot: int = 10_000, plots: bool = True,
                 wandb: bool = False) -> int:
     """The `prosfi eval compare` command: prints the table; writes compare.{json,md} and plots to output."""
-    from prosfi.eval.cli import one_line, output_folder
+    from prosfi.usage import one_line, output_folder
 
     try:
         result = compare(dirs, n_boot=max(n_boot, 1000))

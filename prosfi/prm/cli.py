@@ -89,7 +89,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.prm_command == "train":
         return _train(args.argv)
-    from prosfi.eval.cli import one_line
+    from prosfi.usage import one_line
 
     try:
         return {"label": _label, "score": _score, "rerank": _rerank, "negatives": _negatives}[args.prm_command](args)
@@ -125,11 +125,12 @@ def _output_file(path: str) -> None:
 
 
 def _problems(args: argparse.Namespace, verifier) -> dict[str, Any]:
-    from prosfi.eval.cli import sources_from_args
+    from prosfi.eval.cli import no_problems, sources_from_args
 
-    problems = {p.id: p for s in sources_from_args(args, verifier=verifier) for p in s.problems}
+    sources = sources_from_args(args, verifier=verifier)
+    problems = {p.id: p for s in sources for p in s.problems}
     if not problems:
-        raise ValueError("the --data sources produced no problems")
+        raise ValueError(no_problems(sources))
     return problems
 
 
@@ -147,7 +148,8 @@ def _generations(args: argparse.Namespace, problems: dict[str, Any], out_dir: Pa
 
 def _check_generation_flags(args: argparse.Namespace) -> None:
     """Usage errors of the completion flags, before the verifier starts or problems are generated."""
-    from prosfi.eval.cli import check_model_path, generation_config
+    from prosfi.eval.cli import generation_config
+    from prosfi.usage import check_model_path
 
     if not (args.completions or args.model or args.endpoint):
         raise ValueError("give the completions to use: --completions FILE, --model M or --endpoint URL")
@@ -177,7 +179,7 @@ def _label(args: argparse.Namespace) -> int:
     from prosfi.prm import dataset as ds
     from prosfi.prm.label import label_completions
 
-    from prosfi.eval.cli import output_folder
+    from prosfi.usage import output_folder
 
     if args.balance is not None and not 0.0 < args.balance < 1.0:
         raise ValueError(f"--balance {args.balance}: give a fraction of correct steps between 0 and 1, e.g. 0.5")
@@ -229,7 +231,7 @@ def _train(argv: list[str]) -> int:
     if recipe is None and not overrides:
         print("usage: prosfi prm train RECIPE.yaml [--key value ...] [--dry-run]", file=sys.stderr)
         return 2
-    from prosfi.eval.cli import one_line
+    from prosfi.usage import one_line
 
     def error(exc: BaseException) -> int:
         text = one_line(exc).replace("`prosfi train --help`", "`prosfi prm train RECIPE.yaml --help`")
@@ -379,7 +381,7 @@ def _rerank(args: argparse.Namespace) -> int:
     if args.bootstrap < 1:
         raise ValueError(f"--bootstrap {args.bootstrap}: give at least 1 resample")
     if args.output:
-        from prosfi.eval.cli import output_folder
+        from prosfi.usage import output_folder
 
         output_folder(args.output)
 

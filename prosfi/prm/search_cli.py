@@ -88,7 +88,7 @@ def table(by_mode: dict[str, dict[str, Any]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from prosfi.eval.cli import one_line
+    from prosfi.usage import one_line
 
     try:
         return _run(args)
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_flags(args: argparse.Namespace, modes: list[str]) -> None:
     """Usage errors before any model is loaded."""
-    from prosfi.eval.cli import check_model_path
+    from prosfi.usage import check_model_path
 
     for flag in ("beams", "candidates", "max_steps", "max_step_tokens", "max_think_tokens", "bootstrap"):
         if getattr(args, flag) < 1:
@@ -128,15 +128,18 @@ def _run(args: argparse.Namespace) -> int:
     from prosfi.verify.cli import verifier_config
     from prosfi.verify.verifier import Verifier
 
-    from prosfi.eval.cli import output_folder
+    from prosfi.usage import output_folder
 
     modes = list(MODES) if args.ablations else [args.mode]
     _check_flags(args, modes)
     settings = prompt_settings(args.recipe)
     with Verifier(verifier_config(args)) as verifier:
-        problems = [p for s in sources_from_args(args, verifier=verifier) for p in s.problems]
+        sources = sources_from_args(args, verifier=verifier)
+        problems = [p for s in sources for p in s.problems]
         if not problems:
-            raise ValueError("the --data sources produced no problems")
+            from prosfi.eval.cli import no_problems
+
+            raise ValueError(no_problems(sources))
         out = output_folder(args.output)  # after the problems: a bad spec leaves no folder behind
         prm = None
         if any(m != "verifier" for m in modes):
