@@ -178,7 +178,6 @@ def _label(args: argparse.Namespace) -> int:
     from prosfi.eval.scoring import score_generations
     from prosfi.prm import dataset as ds
     from prosfi.prm.label import label_completions
-
     from prosfi.usage import output_folder
 
     if args.balance is not None and not 0.0 < args.balance < 1.0:
@@ -217,12 +216,11 @@ def _label(args: argparse.Namespace) -> int:
 # -- train -------------------------------------------------------------------------------------------
 
 def _train(argv: list[str]) -> int:
+    import warnings
+
     from prosfi.prm.train import resolve
     from prosfi.prm.train import run as run_training
-    from prosfi.train.recipe import split_argv
-    from prosfi.train.recipe import RecipeError
-
-    import warnings
+    from prosfi.train.recipe import RecipeError, split_argv
 
     # as `prosfi train`: transformers 5 reports TRL's own `gradient_checkpointing` as deprecated on every run
     warnings.filterwarnings("ignore", message="`gradient_checkpointing` is deprecated", category=FutureWarning)

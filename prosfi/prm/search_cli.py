@@ -125,10 +125,9 @@ def _run(args: argparse.Namespace) -> int:
     from prosfi.eval.cli import prompt_settings, sources_from_args
     from prosfi.eval.generate import load_hf
     from prosfi.prm.search import HFProposer
+    from prosfi.usage import output_folder
     from prosfi.verify.cli import verifier_config
     from prosfi.verify.verifier import Verifier
-
-    from prosfi.usage import output_folder
 
     modes = list(MODES) if args.ablations else [args.mode]
     _check_flags(args, modes)
