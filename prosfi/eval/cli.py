@@ -80,7 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     j = parser.add_argument_group("LLM judge (off by default)")
     j.add_argument("--judge-endpoint", default=None, help="OpenAI-compatible URL of the judge model")
     j.add_argument("--judge-model", default=None, help="the judge's served model name")
-    j.add_argument("--judge-prompt", default=None, help="judge prompt file (default: prosfi/eval/judge_prompt.md)")
+    j.add_argument("--judge-prompt", default=None, help="judge prompt file (default: prosfi/eval/judge_prompt.txt)")
     from prosfi.verify.cli import add_verifier_arguments
 
     add_verifier_arguments(parser)
