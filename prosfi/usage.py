@@ -10,6 +10,8 @@ from pathlib import Path
 def check_model_path(model: str, flag: str = "--model") -> None:
     """ValueError for a --model that names a local folder which is not there (a hub id passes)."""
     if os.path.exists(model):
+        if not os.path.isdir(model):
+            raise ValueError(f"{flag} {model} is a file; give a saved model folder or a hub id")
         if os.path.isdir(model) and not os.path.isfile(os.path.join(model, "config.json")):
             raise ValueError(f"{flag} {model}: no config.json in that folder; give a saved model folder "
                              "(e.g. a `prosfi train` output or `prosfi model tiny --out DIR`)")
@@ -29,11 +31,14 @@ def one_line(exc: BaseException) -> str:
     return text if len(text) <= 400 else text[:397] + "..."
 
 
-def output_folder(path: str | Path) -> Path:
-    """The -o folder, checked before any work: not an existing file, creatable. ValueError otherwise."""
+def output_folder(path: str | Path, create: bool = True) -> Path:
+    """The -o folder, checked before any work: not an existing file, creatable (created unless `create`
+    is False, for a check before the inputs are known to be usable). ValueError otherwise."""
     out = Path(path)
     if out.exists() and not out.is_dir():
         raise ValueError(f"-o {path} is a file; give a folder to create or reuse")
+    if not create:
+        return out
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -235,12 +235,19 @@ def _run_eval(args: argparse.Namespace) -> int:
     if args.judge_endpoint and not args.judge_model:
         raise ValueError("--judge-endpoint needs --judge-model NAME")
     vcfg = verifier_config(args)
-    output_folder(out)
     with Verifier(vcfg) as verifier:
         sources = sources_from_args(args, verifier=verifier)
         problems = [p for s in sources for p in s.problems]
         if not problems:
             raise ValueError(no_problems(sources))
+        if args.completions:  # completions made for other problems: say so instead of an empty table
+            generations = generator(problems)
+            ids = {p.id for p in problems}
+            if not any(g.problem_id in ids for g in generations):
+                raise ValueError(f"none of the {len(generations)} completions in {args.completions} names a problem "
+                                 f"of --data (first problem_id {generations[0].problem_id!r}); give the --data "
+                                 "the completions were made for")
+        output_folder(out)  # after the problems: a bad spec leaves no folder behind
         notes = completion_notes + held_out_notes(problems, args.recipe)
         for s in sources:
             msg = f"[prosfi eval] {s.spec}: {len(s.problems)} problems"
@@ -251,13 +258,6 @@ def _run_eval(args: argparse.Namespace) -> int:
             print(msg, file=sys.stderr)
         for n in notes:
             print(f"[prosfi eval] warning: {'--completions ' if n in completion_notes else ''}{n}", file=sys.stderr)
-        if args.completions:  # completions made for other problems: say so instead of an empty table
-            generations = generator(problems)
-            ids = {p.id for p in problems}
-            if not any(g.problem_id in ids for g in generations):
-                raise ValueError(f"none of the {len(generations)} completions in {args.completions} names a problem "
-                                 f"of --data (first problem_id {generations[0].problem_id!r}); give the --data "
-                                 "the completions were made for")
         judge = None
         if args.judge_endpoint:
             from prosfi.eval.judge import Judge

@@ -185,10 +185,12 @@ def _label(args: argparse.Namespace) -> int:
     if not 0.0 <= args.val_fraction < 1.0:
         raise ValueError(f"--val-fraction {args.val_fraction}: give a fraction in [0, 1), e.g. 0.1")
     _check_generation_flags(args)
-    out = output_folder(args.output)
+    output_folder(args.output, create=False)
+    out = Path(args.output)
     with _verifier(args) as verifier:
         problems = _problems(args, verifier)
         generations = _generations(args, problems, out)
+        output_folder(out)
         scored = score_generations(problems, generations, verifier)
         items = [{"problem_id": g.problem_id, "completion": g.completion, "index": i, "sample": g.sample}
                  for i, g in enumerate(generations)]
@@ -317,9 +319,10 @@ def _score(args: argparse.Namespace) -> int:
     else:
         _check_generation_flags(args)
     read_marker(args.prm)  # not a trained PRM: say so before loading anything
-    prm = load_prm(args.prm, device=args.device, batch_size=args.prm_batch_size)
     if args.labelled:
         from prosfi.prm.metaeval import meta_eval
+
+        prm = load_prm(args.prm, device=args.device, batch_size=args.prm_batch_size)
 
         items = [(r["prompt"], r["steps"][:k], r["steps"][k]) for r in records for k in range(len(r["steps"]))]
         flat = prm.score_steps(items)
@@ -344,6 +347,7 @@ def _score(args: argparse.Namespace) -> int:
         problems = _problems(args, verifier)
         generations = _generations(args, problems)
         records = score_generations(problems, generations, verifier)
+    prm = load_prm(args.prm, device=args.device, batch_size=args.prm_batch_size)  # after the inputs proved usable
     score_records(prm, records, problems)
     _write_jsonl(args.output, records)
     _log("score", f"wrote {len(records)} records with step_scores to {args.output} ({prm.calls} steps scored)")
@@ -391,10 +395,13 @@ def _rerank(args: argparse.Namespace) -> int:
         from prosfi.eval.scoring import score_generations
         from prosfi.prm.model import load_prm
 
-        prm = load_prm(args.prm, device=args.device, batch_size=args.prm_batch_size)
+        from prosfi.prm.model import read_marker
+
+        read_marker(args.prm)
         with _verifier(args) as verifier:
             problems = _problems(args, verifier)
             records = score_generations(problems, _generations(args, problems), verifier)
+        prm = load_prm(args.prm, device=args.device, batch_size=args.prm_batch_size)
         score_records(prm, records, problems)
     else:
         raise ValueError("give --scores FILE, or --prm DIR with --data and completions")

@@ -120,17 +120,14 @@ def _check_flags(args: argparse.Namespace, modes: list[str]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from transformers import set_seed
+    modes = list(MODES) if args.ablations else [args.mode]
+    _check_flags(args, modes)  # before torch and transformers are even imported
 
     from prosfi.eval.cli import prompt_settings, sources_from_args
-    from prosfi.eval.generate import load_hf
-    from prosfi.prm.search import HFProposer
     from prosfi.usage import output_folder
     from prosfi.verify.cli import verifier_config
     from prosfi.verify.verifier import Verifier
 
-    modes = list(MODES) if args.ablations else [args.mode]
-    _check_flags(args, modes)
     settings = prompt_settings(args.recipe)
     with Verifier(verifier_config(args)) as verifier:
         sources = sources_from_args(args, verifier=verifier)
@@ -140,6 +137,11 @@ def _run(args: argparse.Namespace) -> int:
 
             raise ValueError(no_problems(sources))
         out = output_folder(args.output)  # after the problems: a bad spec leaves no folder behind
+        from transformers import set_seed
+
+        from prosfi.eval.generate import load_hf
+        from prosfi.prm.search import HFProposer
+
         prm = None
         if any(m != "verifier" for m in modes):
             from prosfi.prm.model import load_prm
