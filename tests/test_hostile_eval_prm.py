@@ -385,3 +385,26 @@ def test_search_mistakes_end_in_one_line_before_a_model_loads(work, args, words)
     fake.mkdir(exist_ok=True)
     (fake / "config.json").write_text("{}")
     one_line_error(prosfi("search", *args, cwd=work), "prosfi search", *words)
+
+
+# -- `… | head`: a reader that leaves early ---------------------------------------------------------------
+
+@pytest.mark.parametrize("args, written", [
+    (["eval", "--data", "problems.jsonl", "--completions", "good.jsonl", "-o", "piped_eval", "--no-plots",
+      "--no-progress", "--bootstrap", "20"], "piped_eval/summary.json"),
+    (["eval", "compare", "a", "b", "-o", "piped_compare", "--no-plots"], "piped_compare/compare.json"),
+    (["prm", "rerank", "--scores", "scores.jsonl", "-o", "piped_rerank", "--bootstrap", "20"],
+     "piped_rerank/picks.jsonl"),
+    (["prm", "label", "--data", "problems.jsonl", "--completions", "good.jsonl", "-o", "piped_label"],
+     "piped_label/stats.json"),
+])
+def test_a_closed_stdout_costs_no_file_and_prints_no_broken_pipe(runs, scores, args, written):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline"}
+    proc = subprocess.Popen([sys.executable, "-m", "prosfi.cli", *args], cwd=runs, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before the command prints anything
+    err = proc.stderr.read().decode("utf-8", "replace")
+    code = proc.wait(timeout=300)
+    assert code in (0, 141), err
+    assert "Broken pipe" not in err and "Traceback" not in err and "Exception ignored" not in err, err
+    assert (runs / written).is_file()

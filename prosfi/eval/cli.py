@@ -212,6 +212,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         return _run_eval(args)
+    except BrokenPipeError:  # `… | head`: prosfi.cli exits quietly
+        raise
     except (ValueError, OSError) as exc:  # a bad flag or spec, a file or model that is not there
         print(f"prosfi eval: {one_line(exc)}", file=sys.stderr)
         return 2
@@ -279,13 +281,13 @@ def _run_eval(args: argparse.Namespace) -> int:
     for note in result.summary.get("notes", []):  # e.g. completions naming problems not in --data
         if note not in notes and "problem" in note and "left out" in note:
             print(f"[prosfi eval] warning: {note}", file=sys.stderr)
-    print(table(result.summary))
-    print(f"[prosfi eval] wrote {out}/summary.json, summary.md, completions.jsonl"
-          + (", plots" if not args.no_plots else ""), file=sys.stderr)
     if args.wandb:
         from prosfi.eval.wandb_log import log_summary
 
         log_summary(result.summary, out, name=args.label or model_label)
+    print(f"[prosfi eval] wrote {out}/summary.json, summary.md, completions.jsonl"
+          + (", plots" if not args.no_plots else ""), file=sys.stderr)
+    print(table(result.summary))  # last: `… | head` must not cost the files or wandb
     return 0
 
 

@@ -150,7 +150,6 @@ def run_compare(dirs: Sequence[str], output: str | None = None, n_boot: int = 10
     for note in result.get("notes", []):
         print(f"[prosfi eval compare] warning: {note}", file=sys.stderr)
     text = to_markdown(result)
-    print(text)
     if plots:
         from prosfi.eval.plots import plot_summaries
 
@@ -163,12 +162,13 @@ def run_compare(dirs: Sequence[str], output: str | None = None, n_boot: int = 10
             "n_boot": result["n_boot"]}
     (out / "compare.json").write_text(json.dumps(slim, indent=2) + "\n", encoding="utf-8")
     (out / "compare.md").write_text(text, encoding="utf-8")
-    print(f"[prosfi eval compare] wrote {out}/compare.md, compare.json" + (", plots" if plots else ""),
-          file=sys.stderr)
     if wandb:
         from prosfi.eval.wandb_log import log_compare
 
         log_compare(slim, out)
+    print(f"[prosfi eval compare] wrote {out}/compare.md, compare.json" + (", plots" if plots else ""),
+          file=sys.stderr)
+    print(text)  # after the files and wandb: `… | head` must not cost them
     return 0
 
 

@@ -93,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         return {"label": _label, "score": _score, "rerank": _rerank, "negatives": _negatives}[args.prm_command](args)
+    except BrokenPipeError:  # `… | head`: prosfi.cli exits quietly
+        raise
     except (ValueError, OSError) as exc:
         print(f"prosfi prm {args.prm_command}: {one_line(exc)}", file=sys.stderr)
         return 2
@@ -414,14 +416,14 @@ def _rerank(args: argparse.Namespace) -> int:
               "the table is clearest with the same K for every problem", file=sys.stderr)
     rows = rerank_table(records, n_boot=args.bootstrap)
     text = table_markdown(rows)
-    print(text)
-    if args.output:
+    if args.output:  # the files first: `… | head` must not cost them
         out = Path(args.output)
         out.mkdir(parents=True, exist_ok=True)
         (out / "rerank.json").write_text(json.dumps(rows, indent=2) + "\n")
         (out / "rerank.md").write_text(text + "\n")
         _write_jsonl(out / "picks.jsonl", picks(records, args.aggregation, args.verifier_filter))
         _log("rerank", f"wrote {out}/rerank.json, rerank.md, picks.jsonl")
+    print(text)
     return 0
 
 

@@ -92,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         return _run(args)
+    except BrokenPipeError:  # `… | head`: prosfi.cli exits quietly
+        raise
     except (ValueError, OSError) as exc:
         print(f"prosfi search: {one_line(exc)}", file=sys.stderr)
         return 2
