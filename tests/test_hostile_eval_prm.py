@@ -84,7 +84,7 @@ def work(tmp_path_factory) -> Path:
     write_lines(where / "hostile.jsonl", hostile)
     (where / "empty.jsonl").write_bytes(b"")
     (where / "other.jsonl").write_text(json.dumps({"problem_id": "zz-0", "completion": "x"}) + "\n")
-    (where / "a_file").write_text("not a folder\n")
+    (where / "a_file").write_text("not a folder, and a judge prompt with an {unknown} field\n")
     return where
 
 
@@ -134,6 +134,12 @@ def test_eval_scores_every_usable_completion_line_and_counts_the_rest(work):
      ["--concurrency"]),
     (["--data", "problems.jsonl", "--completions", "good.jsonl", "--bootstrap", "0"], ["--bootstrap 0"]),
     (["--data", "problems.jsonl", "--completions", "good.jsonl", "-o", "a_file"], ["a_file is a file"]),
+    (["--data", "problems.jsonl", "--completions", "good.jsonl", "--judge-endpoint", "http://127.0.0.1:9/v1"],
+     ["--judge-model"]),
+    (["--data", "problems.jsonl", "--completions", "good.jsonl", "--judge-endpoint", "http://127.0.0.1:9/v1",
+      "--judge-model", "j", "--judge-prompt", "missing.txt"], ["--judge-prompt", "no such file"]),
+    (["--data", "problems.jsonl", "--completions", "good.jsonl", "--judge-endpoint", "http://127.0.0.1:9/v1",
+      "--judge-model", "j", "--judge-prompt", "a_file"], ["judge prompt a_file", "{premises}"]),
 ])
 def test_eval_mistakes_end_in_one_line(work, args, words):
     out = [] if "-o" in args else ["-o", "never_written"]

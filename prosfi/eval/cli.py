@@ -236,6 +236,14 @@ def _run_eval(args: argparse.Namespace) -> int:
         raise ValueError(f"--bootstrap {args.bootstrap}: give at least 1 resample")
     if args.judge_endpoint and not args.judge_model:
         raise ValueError("--judge-endpoint needs --judge-model NAME")
+    if args.judge_prompt and not os.path.isfile(args.judge_prompt):
+        raise ValueError(f"--judge-prompt: no such file {args.judge_prompt!r}")
+    judge = None
+    if args.judge_endpoint:  # before any work: a bad judge prompt is a usage error
+        from prosfi.eval.judge import Judge
+
+        judge = Judge(args.judge_endpoint, args.judge_model, prompt_path=args.judge_prompt,
+                      concurrency=args.concurrency)
     vcfg = verifier_config(args)
     with Verifier(vcfg) as verifier:
         sources = sources_from_args(args, verifier=verifier)
@@ -260,14 +268,6 @@ def _run_eval(args: argparse.Namespace) -> int:
             print(msg, file=sys.stderr)
         for n in notes:
             print(f"[prosfi eval] warning: {'--completions ' if n in completion_notes else ''}{n}", file=sys.stderr)
-        judge = None
-        if args.judge_endpoint:
-            from prosfi.eval.judge import Judge
-
-            if not args.judge_model:
-                raise ValueError("--judge-endpoint needs --judge-model NAME")
-            judge = Judge(args.judge_endpoint, args.judge_model, prompt_path=args.judge_prompt,
-                          concurrency=args.concurrency)
         try:
             result = evaluate(sources, generator, verifier=verifier, reward_config=RewardConfig(mode=args.reward),
                               out_dir=out, model=args.label or model_label, judge=judge, n_boot=args.bootstrap,
@@ -279,7 +279,7 @@ def _run_eval(args: argparse.Namespace) -> int:
     from prosfi.eval.report import table
 
     for note in result.summary.get("notes", []):  # e.g. completions naming problems not in --data
-        if note not in notes and "problem" in note and "left out" in note:
+        if note not in notes and "left out" in note:
             print(f"[prosfi eval] warning: {note}", file=sys.stderr)
     if args.wandb:
         from prosfi.eval.wandb_log import log_summary

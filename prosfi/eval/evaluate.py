@@ -89,6 +89,10 @@ def evaluate(sources: Sequence[Source] | Sequence[Problem],
     missing = len(problems) - len({r["problem_id"] for r in scored})
     if missing:
         all_notes.append(f"{missing} problems have no completion (left out of the metrics)")
+    failures = getattr(judge, "failures", None)
+    if failures:
+        all_notes.append(f"{len(failures)} judge requests failed after their retries (left out of judge_soundness; "
+                         f"first: {failures[0][:300]})")
     for s in srcs:
         all_notes += s.notes
     mode = getattr(reward_config, "mode", "prosfi")
