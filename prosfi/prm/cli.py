@@ -193,7 +193,7 @@ def _label(args: argparse.Namespace) -> int:
         problems = _problems(args, verifier)
         generations = _generations(args, problems, out)
         output_folder(out)
-        scored = score_generations(problems, generations, verifier)
+        scored = score_generations(problems, generations, verifier, progress=not args.no_progress)
         items = [{"problem_id": g.problem_id, "completion": g.completion, "index": i, "sample": g.sample}
                  for i, g in enumerate(generations)]
         records, stats = label_completions(problems, items, verifier)
@@ -348,7 +348,7 @@ def _score(args: argparse.Namespace) -> int:
     with _verifier(args) as verifier:
         problems = _problems(args, verifier)
         generations = _generations(args, problems)
-        records = score_generations(problems, generations, verifier)
+        records = score_generations(problems, generations, verifier, progress=not args.no_progress)
     prm = load_prm(args.prm, device=args.device, batch_size=args.prm_batch_size)  # after the inputs proved usable
     score_records(prm, records, problems)
     _write_jsonl(args.output, records)
@@ -395,14 +395,13 @@ def _rerank(args: argparse.Namespace) -> int:
         _check_prm_flags(args)
         _check_generation_flags(args)
         from prosfi.eval.scoring import score_generations
-        from prosfi.prm.model import load_prm
-
-        from prosfi.prm.model import read_marker
+        from prosfi.prm.model import load_prm, read_marker
 
         read_marker(args.prm)
         with _verifier(args) as verifier:
             problems = _problems(args, verifier)
-            records = score_generations(problems, _generations(args, problems), verifier)
+            records = score_generations(problems, _generations(args, problems), verifier,
+                                        progress=not args.no_progress)
         prm = load_prm(args.prm, device=args.device, batch_size=args.prm_batch_size)
         score_records(prm, records, problems)
     else:
