@@ -167,8 +167,8 @@ def read_summary(directory: str | Path) -> dict[str, Any]:
     summary, why = jsonl.loads(path.read_bytes().decode("utf-8", "replace"))
     if why is not None or not isinstance(summary, dict):
         raise ValueError(f"{path}: not a prosfi eval summary ({why or 'not a JSON object'})")
-    if not isinstance(summary.get("groups", []), list) or not isinstance(summary.get("overall", {}), dict):  # noqa: TRY004 - a usage error, one line
-        raise ValueError(f"{path}: not a prosfi eval summary (no 'overall' object / 'groups' list)")
+    if not isinstance(summary.get("groups", []), list) or not isinstance(summary.get("overall", {}), dict):
+        raise ValueError(f"{path}: not a prosfi eval summary (no 'overall' object / 'groups' list)")  # noqa: TRY004 - a usage error, one line
     summary["groups"] = [g for g in summary.get("groups", []) if isinstance(g, dict) and "source" in g]
     for g in summary["groups"]:
         g.setdefault("difficulty", None)
