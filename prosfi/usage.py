@@ -24,11 +24,12 @@ def check_model_path(model: str, flag: str = "--model") -> None:
 
 
 def one_line(exc: BaseException) -> str:
-    """An exception as one line of at most 400 characters (transformers' errors run over many lines)."""
+    """An exception as one line of at most ~500 characters (transformers' errors run over many lines); a long
+    one keeps its start and its end, where the advice usually is."""
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
         return f"{exc.filename}: {exc.strerror}"
     text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= 400 else text[:397] + "..."
+    return text if len(text) <= 500 else text[:240] + " … " + text[-250:]
 
 
 def output_folder(path: str | Path, create: bool = True) -> Path:

@@ -414,3 +414,15 @@ def test_a_closed_stdout_costs_no_file_and_prints_no_broken_pipe(runs, scores, a
     assert code in (0, 141), err
     assert "Broken pipe" not in err and "Traceback" not in err and "Exception ignored" not in err, err
     assert (runs / written).is_file()
+
+
+def test_prm_commands_report_an_unreachable_endpoint_or_hub_in_one_line(work):
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = prosfi("prm", "label", "--data", "problems.jsonl", "--endpoint", f"http://127.0.0.1:{port}/v1",
+                  "--served-model", "m", "--retries", "0", "-o", "lab_endpoint", "--no-progress", cwd=work)
+    one_line_error(proc, "prosfi prm label", "requests failed", "is the server running", code=1)
+    # HF_HUB_OFFLINE=1 (set by `prosfi()`): the hub's ProverQA file is not reachable here
+    one_line_error(prosfi("prm", "negatives", "--data", "proverqa:hard", "-o", "p.jsonl", cwd=work),
+                   "prosfi prm negatives", "proverqa:hard=FILE", code=1)

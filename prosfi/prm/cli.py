@@ -98,6 +98,14 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:
         print(f"prosfi prm {args.prm_command}: {one_line(exc)}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:  # an endpoint that still failed after its retries, a hub file not reachable here
+        from prosfi.data.hub import HubUnavailable
+        from prosfi.eval.endpoint import EndpointError
+
+        if not isinstance(exc, (EndpointError, HubUnavailable)):
+            raise
+        print(f"prosfi prm {args.prm_command}: {one_line(exc)}", file=sys.stderr)
+        return 1
 
 
 # -- shared ------------------------------------------------------------------------------------------
@@ -258,10 +266,17 @@ def _train(argv: list[str]) -> int:
     if resolved.script.dry_run:
         print(resolved.to_yaml(), end="")
         return 0
+    from prosfi.data.hub import HubUnavailable
+
     try:
         out = run_training(resolved)
+    except BrokenPipeError:
+        raise
     except (ValueError, OSError) as exc:
         return error(exc)
+    except HubUnavailable as exc:  # `problems: proverqa:hard` without the hub
+        error(exc)
+        return 1
     _log("train", f"saved the PRM ({resolved.script.objective}) to {out}")
     return 0
 

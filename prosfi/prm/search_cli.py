@@ -97,6 +97,14 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:
         print(f"prosfi search: {one_line(exc)}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:  # an endpoint that still failed after its retries, a hub file not reachable here
+        from prosfi.data.hub import HubUnavailable
+        from prosfi.eval.endpoint import EndpointError
+
+        if not isinstance(exc, (EndpointError, HubUnavailable)):
+            raise
+        print(f"prosfi search: {one_line(exc)}", file=sys.stderr)
+        return 1
 
 
 def _check_flags(args: argparse.Namespace, modes: list[str]) -> None:
