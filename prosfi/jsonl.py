@@ -90,4 +90,40 @@ def open_lines(path: str) -> IO[bytes]:
     return open(path, "rb")
 
 
-__all__ = ["dumps", "loads", "open_lines", "read_lines"]
+def read_objects(path: str) -> tuple[list[tuple[int, dict]], list[tuple[int, str]]]:
+    """((line number, object) for every line holding a JSON object, (line number, why) for every other
+    non-blank line) of a JSONL file of records (completions, labelled chains, scores, pairs).
+
+    For commands that read records rather than answer each line: the caller reports the skipped lines
+    (count and first reason) instead of stopping at one. Blank lines are neither. OSError when the file
+    cannot be opened."""
+    good: list[tuple[int, dict]] = []
+    skipped: list[tuple[int, str]] = []
+    src = open_lines(path)
+    try:
+        for lineno, text, bad_bytes in read_lines(src):
+            if bad_bytes:
+                skipped.append((lineno, bad_bytes))
+                continue
+            if not text.strip():
+                continue
+            value, why = loads(text)
+            if why is not None:
+                skipped.append((lineno, f"not JSON: {why}"))
+            elif not isinstance(value, dict):
+                skipped.append((lineno, "not a JSON object"))
+            else:
+                good.append((lineno, value))
+    finally:
+        if src is not sys.stdin.buffer:
+            src.close()
+    return good, skipped
+
+
+def skipped_note(path: str, skipped: list[tuple[int, str]]) -> str:
+    """'FILE: N line(s) skipped (first: line L: why)' for a `read_objects` skip list."""
+    line, why = skipped[0]
+    return f"{path}: {len(skipped)} line(s) skipped (first: line {line}: {why[:200]})"
+
+
+__all__ = ["dumps", "loads", "open_lines", "read_lines", "read_objects", "skipped_note"]

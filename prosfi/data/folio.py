@@ -131,14 +131,19 @@ def load_folio(path: str | Path, limit: int | None = None, skipped: list | None 
 
     problems: list[Problem] = []
     seen: set[str] = set()
-    for i, rec in enumerate(read_records(path)):
+    unreadable: list = []
+    records = read_records(path, unreadable)  # lines that are not JSON objects are skipped, not fatal
+    if skipped is not None:
+        skipped.extend(unreadable)
+    for i, rec in enumerate(records):
         if limit is not None and len(problems) >= limit:
             break
         try:
             p = problem_from_folio_record(rec, i)
             if p.id in seen:
                 p.id = f"{p.id}-{i}"
-        except ValueError as exc:
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:  # any malformed record
+            exc = exc if not isinstance(exc, RecursionError) else ValueError("nested too deeply")
             if skipped is not None:
                 skipped.append((i, str(exc)))
             continue

@@ -7,7 +7,6 @@ keys of all records (None-filled, in the wrong order), losing the premise order 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,24 +15,53 @@ class HubUnavailable(RuntimeError):
     """The hub could not be reached (or the file is not there); the message says what to do."""
 
 
-def read_records(path: str | Path) -> list[dict[str, Any]]:
-    """Records from a local `.json` (a list, or {"data": [...]}) or `.jsonl` file."""
-    text = Path(path).read_text(encoding="utf-8")
+def read_records(path: str | Path, skipped: list | None = None) -> list[dict[str, Any]]:
+    """Records from a local `.json` (a list, or {"data": [...]}) or `.jsonl` file.
+
+    JSONL lines are read with `prosfi.jsonl` (split at `\\n` only; bad bytes, deep nesting, huge
+    integers never raise): with a `skipped` list, a line that is not a JSON object goes there as
+    ("line N", reason) and the rest is read; without one it is a ValueError naming the line. A whole-file
+    JSON that cannot be read is a ValueError."""
+    from prosfi import jsonl
+
+    raw = Path(path).read_bytes()
+    text = raw.decode("utf-8", errors="replace")
     stripped = text.lstrip()
-    if stripped.startswith("["):
-        return list(json.loads(text))
-    if stripped.startswith("{") and "\n{" not in stripped.strip():
-        obj = json.loads(text)
+    whole = stripped.startswith("[") or (stripped.startswith("{") and "\n{" not in stripped.strip())
+    if whole:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}: not valid UTF-8 (byte {exc.start + 1})") from None
+        obj, why = jsonl.loads(text)
+        if why is not None:
+            raise ValueError(f"{path}: not valid JSON: {why}")
         if isinstance(obj, dict) and isinstance(obj.get("data"), list):
-            return obj["data"]
-        return [obj]
+            obj = obj["data"]
+        records = obj if isinstance(obj, list) else [obj]
+        out = []
+        for i, rec in enumerate(records):
+            if isinstance(rec, dict):
+                out.append(rec)
+            elif skipped is not None:
+                skipped.append((f"record {i}", "not a JSON object"))
+            else:
+                raise ValueError(f"{path}: record {i} is not a JSON object")
+        return out
     out = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{lineno}: not valid JSON: {exc}") from None
+    with open(path, "rb") as fh:
+        for lineno, line, bad_bytes in jsonl.read_lines(fh):
+            if not line.strip() and not bad_bytes:
+                continue
+            rec, why = (None, bad_bytes) if bad_bytes else jsonl.loads(line)
+            if why is None and not isinstance(rec, dict):
+                why = "not a JSON object"
+            if why is None:
+                out.append(rec)
+            elif skipped is not None:
+                skipped.append((f"line {lineno}", why))
+            else:
+                raise ValueError(f"{path}:{lineno}: not valid JSON: {why}")
     return out
 
 

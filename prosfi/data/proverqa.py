@@ -94,8 +94,9 @@ def load_proverqa(split: str, path: str | None = None, limit: int | None = None,
 
     if split not in SPLITS:
         raise ValueError(f"split: {split!r} is not one of {', '.join(SPLITS)}")
+    unreadable: list = []
     if path:
-        records = read_records(path)
+        records = read_records(path, unreadable)  # lines that are not JSON objects are skipped, not fatal
     else:
         records = load_hub_records(PROVERQA_REPO, SPLITS[split], endpoint=endpoint)
     problems, failures = [], []
@@ -104,8 +105,9 @@ def load_proverqa(split: str, path: str | None = None, limit: int | None = None,
             break
         try:
             problems.append(problem_from_proverqa_record(rec, split, pid=f"pqa-{split}-{i:04d}"))
-        except ValueError as exc:
-            failures.append((i, str(exc)))
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:  # any malformed record
+            failures.append((i, str(exc) if not isinstance(exc, RecursionError) else "nested too deeply"))
+    failures = unreadable + failures
     if failures and not problems:
         raise ValueError(f"no ProverQA record could be formalised; record {failures[0][0]}: {failures[0][1]}")
     if skipped is not None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from prosfi.eval.sources import SPEC_HELP
+from prosfi.usage import check_model_path, one_line, output_folder
 
 
 def add_source_arguments(parser: argparse.ArgumentParser, required: bool = False) -> None:
@@ -79,7 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     j = parser.add_argument_group("LLM judge (off by default)")
     j.add_argument("--judge-endpoint", default=None, help="OpenAI-compatible URL of the judge model")
     j.add_argument("--judge-model", default=None, help="the judge's served model name")
-    j.add_argument("--judge-prompt", default=None, help="judge prompt file (default: prosfi/eval/judge_prompt.md)")
+    j.add_argument("--judge-prompt", default=None, help="judge prompt file (default: prosfi/eval/judge_prompt.txt)")
     from prosfi.verify.cli import add_verifier_arguments
 
     add_verifier_arguments(parser)
@@ -91,13 +92,30 @@ def sources_from_args(args: argparse.Namespace, verifier=None):
 
     if not args.data:
         raise ValueError("--data: give at least one problem source. " + SPEC_HELP)
+    if args.count < 1:
+        raise ValueError(f"--count {args.count}: give at least 1 problem per difficulty")
+    if args.limit is not None and args.limit < 1:
+        raise ValueError(f"--limit {args.limit}: give at least 1 (or leave --limit out for all problems)")
     seed = DEFAULT_SEED if args.data_seed is None else args.data_seed
     return load_sources(args.data, count=args.count, limit=args.limit, seed=seed, verifier=verifier)
+
+
+def no_problems(sources) -> str:
+    """The message for --data sources that gave no problem: the first skipped record's reason."""
+    why = next((f"; {s.spec}: {len(s.skipped)} records skipped, first {s.skipped[0][0]}: {s.skipped[0][1]}"
+                for s in sources if s.skipped), "")
+    return f"the --data sources produced no problems{why[:400]}"
 
 
 def generation_config(args: argparse.Namespace):
     from prosfi.eval.generate import GenerationConfig
 
+    if args.n < 1:
+        raise ValueError(f"--n {args.n}: give at least 1 sample per problem")
+    if args.max_new_tokens < 1:
+        raise ValueError(f"--max-new-tokens {args.max_new_tokens}: give at least 1")
+    if args.n > 1 and args.temperature == 0:
+        raise ValueError(f"--n {args.n} with --temperature 0: greedy samples are all the same; give a temperature > 0")
     return GenerationConfig(n=args.n, temperature=args.temperature, top_p=args.top_p,
                             max_new_tokens=args.max_new_tokens, seed=args.seed, batch_size=args.batch_size)
 
@@ -114,22 +132,47 @@ def prompt_settings(recipe: str | None):
     return PromptSettings(script.system_prompt, script.few_shot, script.reward_mode)
 
 
-def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = None):
+def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = None,
+                        notes: list[str] | None = None):
     """(generator, model label): a callable problems -> generations for --model / --endpoint /
-    --completions. Raises ValueError for a missing companion flag."""
+    --completions. Raises ValueError for a missing companion flag, a missing file or model folder, a
+    completions file without one usable line. Lines of --completions that cannot be read are appended
+    to `notes` (the caller reports them), else reported on stderr."""
     from prosfi.eval import generate as gen
 
     if args.completions:  # samples and their number come from the file
         path = args.completions
         if not os.path.isfile(path):
             raise ValueError(f"--completions: no such file {path!r}")
-        return (lambda problems: gen.read_completions(path)), None
+        skipped: list = []
+        gens = gen.read_completions(path, skipped)
+        if not gens:
+            from prosfi.jsonl import skipped_note
+
+            raise ValueError(f"--completions {path}: " + ("the file is empty: no completions" if not skipped else
+                             "no usable completion line; " + skipped_note(path, skipped)))
+        if skipped:
+            from prosfi.jsonl import skipped_note
+
+            note = skipped_note(path, skipped)
+            if notes is not None:
+                notes.append(note)
+            else:
+                print(f"warning: --completions {note}", file=sys.stderr)
+        return (lambda problems: gens), None
     cfg = generation_config(args)
+    if args.batch_size < 1:
+        raise ValueError(f"--batch-size {args.batch_size}: give at least 1")
     settings = prompt_settings(args.recipe)
     progress = not args.no_progress
     if args.endpoint:
         if not args.served_model:
             raise ValueError("--endpoint needs --served-model NAME (the model name the server serves)")
+        if not args.endpoint.startswith(("http://", "https://")):
+            raise ValueError(f"--endpoint {args.endpoint}: give an http:// or https:// URL, e.g. "
+                             "http://localhost:8000/v1")
+        if args.concurrency < 1 or args.retries < 0 or not args.request_timeout > 0:
+            raise ValueError("--concurrency must be >= 1, --retries >= 0 and --request-timeout > 0")
         from prosfi.eval.endpoint import EndpointConfig, generate_endpoint
 
         endpoint = EndpointConfig(args.endpoint, args.served_model, concurrency=args.concurrency,
@@ -138,6 +181,7 @@ def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = N
         return (lambda problems: generate_endpoint(problems, endpoint, cfg, settings, cache, progress)), \
             args.served_model
     if args.model:
+        check_model_path(args.model)
         if args.engine == "vllm":
             return (lambda problems: gen.generate_vllm(problems, args.model, cfg, settings, progress)), args.model
 
@@ -168,11 +212,13 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         return _run_eval(args)
+    except BrokenPipeError:  # `… | head`: prosfi.cli exits quietly
+        raise
     except (ValueError, OSError) as exc:  # a bad flag or spec, a file or model that is not there
-        print(f"prosfi eval: {exc}", file=sys.stderr)
+        print(f"prosfi eval: {one_line(exc)}", file=sys.stderr)
         return 2
     except HubUnavailable as exc:
-        print(f"prosfi eval: {exc}", file=sys.stderr)
+        print(f"prosfi eval: {one_line(exc)}", file=sys.stderr)
         return 1
 
 
@@ -184,14 +230,35 @@ def _run_eval(args: argparse.Namespace) -> int:
     from prosfi.verify.verifier import Verifier
 
     out = Path(args.output) if args.output else _default_output(args)
-    generator, model_label = generator_from_args(args, out)
+    completion_notes: list[str] = []
+    generator, model_label = generator_from_args(args, out, completion_notes)
+    if args.bootstrap < 1:
+        raise ValueError(f"--bootstrap {args.bootstrap}: give at least 1 resample")
+    if args.judge_endpoint and not args.judge_model:
+        raise ValueError("--judge-endpoint needs --judge-model NAME")
+    if args.judge_prompt and not os.path.isfile(args.judge_prompt):
+        raise ValueError(f"--judge-prompt: no such file {args.judge_prompt!r}")
+    judge = None
+    if args.judge_endpoint:  # before any work: a bad judge prompt is a usage error
+        from prosfi.eval.judge import Judge
+
+        judge = Judge(args.judge_endpoint, args.judge_model, prompt_path=args.judge_prompt,
+                      concurrency=args.concurrency)
     vcfg = verifier_config(args)
     with Verifier(vcfg) as verifier:
         sources = sources_from_args(args, verifier=verifier)
         problems = [p for s in sources for p in s.problems]
         if not problems:
-            raise ValueError("the --data sources produced no problems")
-        notes = held_out_notes(problems, args.recipe)
+            raise ValueError(no_problems(sources))
+        if args.completions:  # completions made for other problems: say so instead of an empty table
+            generations = generator(problems)
+            ids = {p.id for p in problems}
+            if not any(g.problem_id in ids for g in generations):
+                raise ValueError(f"none of the {len(generations)} completions in {args.completions} names a problem "
+                                 f"of --data (first problem_id {generations[0].problem_id!r}); give the --data "
+                                 "the completions were made for")
+        output_folder(out)  # after the problems: a bad spec leaves no folder behind
+        notes = completion_notes + held_out_notes(problems, args.recipe)
         for s in sources:
             msg = f"[prosfi eval] {s.spec}: {len(s.problems)} problems"
             if s.skipped:
@@ -200,15 +267,7 @@ def _run_eval(args: argparse.Namespace) -> int:
                 msg += f"; {s.notes[0]}"
             print(msg, file=sys.stderr)
         for n in notes:
-            print(f"[prosfi eval] warning: {n}", file=sys.stderr)
-        judge = None
-        if args.judge_endpoint:
-            from prosfi.eval.judge import Judge
-
-            if not args.judge_model:
-                raise ValueError("--judge-endpoint needs --judge-model NAME")
-            judge = Judge(args.judge_endpoint, args.judge_model, prompt_path=args.judge_prompt,
-                          concurrency=args.concurrency)
+            print(f"[prosfi eval] warning: {'--completions ' if n in completion_notes else ''}{n}", file=sys.stderr)
         try:
             result = evaluate(sources, generator, verifier=verifier, reward_config=RewardConfig(mode=args.reward),
                               out_dir=out, model=args.label or model_label, judge=judge, n_boot=args.bootstrap,
@@ -219,13 +278,16 @@ def _run_eval(args: argparse.Namespace) -> int:
             return 1
     from prosfi.eval.report import table
 
-    print(table(result.summary))
-    print(f"[prosfi eval] wrote {out}/summary.json, summary.md, completions.jsonl"
-          + (", plots" if not args.no_plots else ""), file=sys.stderr)
+    for note in result.summary.get("notes", []):  # e.g. completions naming problems not in --data
+        if note not in notes and "left out" in note:
+            print(f"[prosfi eval] warning: {note}", file=sys.stderr)
     if args.wandb:
         from prosfi.eval.wandb_log import log_summary
 
         log_summary(result.summary, out, name=args.label or model_label)
+    print(f"[prosfi eval] wrote {out}/summary.json, summary.md, completions.jsonl"
+          + (", plots" if not args.no_plots else ""), file=sys.stderr)
+    print(table(result.summary))  # last: `… | head` must not cost the files or wandb
     return 0
 
 
@@ -257,4 +319,4 @@ def held_out_notes(problems: Sequence, recipe: str | None) -> list[str]:
 
 
 __all__ = ["add_arguments", "add_generation_arguments", "add_source_arguments", "generation_config",
-           "generator_from_args", "held_out_notes", "prompt_settings", "run", "sources_from_args"]
+           "generator_from_args", "held_out_notes", "no_problems", "prompt_settings", "run", "sources_from_args"]

@@ -28,7 +28,7 @@ def _per_problem(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]
         if r.get("source") is None:
             continue
         row = acc[str(r["problem_id"])]
-        row[0] = (r["source"], r.get("difficulty"))
+        row[0] = (str(r["source"]), None if r.get("difficulty") is None else str(r["difficulty"]))
         row[1] += 1
         row[2] += bool(r.get("answer_correct"))
         row[3] += bool(r.get("answer_correct")) and bool(r.get("chain_valid"))
@@ -60,7 +60,7 @@ def compare(dirs: Sequence[str | Path], n_boot: int = 10_000, seed: int = 0) -> 
 
     if len(dirs) < 2:
         raise ValueError("compare needs at least two evaluation folders")
-    runs, tables = [], []
+    runs, tables, notes = [], [], []
     for i, d in enumerate(dirs):
         summary = read_summary(d)
         label = summary.get("label") or summary.get("model") or Path(d).name
@@ -68,11 +68,19 @@ def compare(dirs: Sequence[str | Path], n_boot: int = 10_000, seed: int = 0) -> 
             label = f"{label} ({Path(d).name})"
         summary["label"] = label
         runs.append({"dir": str(d), "label": label, "summary": summary})
-        tables.append(_per_problem(read_records(d)))
+        skipped: list = []
+        tables.append(_per_problem(read_records(d, skipped)))
+        if skipped:
+            from prosfi.jsonl import skipped_note
+
+            notes.append(skipped_note(str(Path(d) / "completions.jsonl"), skipped))
     base = tables[0]
     tests = []
     for run, table in zip(runs[1:], tables[1:]):
         shared = [pid for pid in base if pid in table and table[pid]["group"] == base[pid]["group"]]
+        if not shared:
+            notes.append(f"{run['dir']} shares no problem with the baseline {runs[0]['dir']}: no paired test "
+                         "(evaluate both on the same --data and --data-seed)")
         groups: dict[Any, list[str]] = defaultdict(list)
         for pid in shared:
             groups[base[pid]["group"]].append(pid)
@@ -84,7 +92,7 @@ def compare(dirs: Sequence[str | Path], n_boot: int = 10_000, seed: int = 0) -> 
                 tests.append({"run": run["label"], "baseline": runs[0]["label"],
                               "source": None if group is None else group[0],
                               "difficulty": None if group is None else group[1], "metric": metric, **res})
-    return {"runs": runs, "tests": tests, "n_boot": n_boot}
+    return {"runs": runs, "tests": tests, "n_boot": n_boot, "notes": notes}
 
 
 def _pct(v: float | None) -> str:
@@ -131,30 +139,36 @@ def to_markdown(result: dict[str, Any]) -> str:
 def run_compare(dirs: Sequence[str], output: str | None = None, n_boot: int = 10_000, plots: bool = True,
                 wandb: bool = False) -> int:
     """The `prosfi eval compare` command: prints the table; writes compare.{json,md} and plots to output."""
+    from prosfi.usage import one_line, output_folder
+
     try:
         result = compare(dirs, n_boot=max(n_boot, 1000))
-    except (OSError, ValueError, KeyError) as exc:
-        print(f"prosfi eval compare: {exc}", file=sys.stderr)
+        out = output_folder(output or Path("runs") / "eval" / "compare")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"prosfi eval compare: {one_line(exc)}", file=sys.stderr)
         return 2
+    for note in result.get("notes", []):
+        print(f"[prosfi eval compare] warning: {note}", file=sys.stderr)
     text = to_markdown(result)
-    print(text)
-    out = Path(output) if output else Path("runs") / "eval" / "compare"
-    out.mkdir(parents=True, exist_ok=True)
     if plots:
         from prosfi.eval.plots import plot_summaries
 
-        plot_summaries([r["summary"] for r in result["runs"]], out)
+        try:
+            plot_summaries([r["summary"] for r in result["runs"]], out)
+        except (KeyError, TypeError, ValueError) as exc:  # a summary.json edited by hand or from elsewhere
+            print(f"[prosfi eval compare] warning: no plots ({one_line(exc)})", file=sys.stderr)
     slim = {"runs": [{"dir": r["dir"], "label": r["label"], "overall": r["summary"].get("overall"),
                       "groups": r["summary"].get("groups")} for r in result["runs"]], "tests": result["tests"],
             "n_boot": result["n_boot"]}
     (out / "compare.json").write_text(json.dumps(slim, indent=2) + "\n", encoding="utf-8")
     (out / "compare.md").write_text(text, encoding="utf-8")
-    print(f"[prosfi eval compare] wrote {out}/compare.md, compare.json" + (", plots" if plots else ""),
-          file=sys.stderr)
     if wandb:
         from prosfi.eval.wandb_log import log_compare
 
         log_compare(slim, out)
+    print(f"[prosfi eval compare] wrote {out}/compare.md, compare.json" + (", plots" if plots else ""),
+          file=sys.stderr)
+    print(text)  # after the files and wandb: `… | head` must not cost them
     return 0
 
 

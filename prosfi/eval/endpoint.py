@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from prosfi import jsonl
 from prosfi.data.problem import Problem
 from prosfi.eval.generate import Generation, GenerationConfig, PromptSettings, _progress, build_prompts
 
@@ -46,13 +47,10 @@ class RequestCache:
         self.path = Path(path) if path else None
         self.done: dict[str, dict] = {}
         self._lock = threading.Lock()
-        if self.path and self.path.exists():
-            for line in self.path.read_text(encoding="utf-8").splitlines():
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if isinstance(rec, dict) and "key" in rec:
+        if self.path and self.path.is_file():
+            rows, _ = jsonl.read_objects(str(self.path))  # a torn or foreign line is skipped, never fatal
+            for _, rec in rows:
+                if isinstance(rec.get("key"), str) and isinstance(rec.get("completion"), str):
                     self.done[rec["key"]] = rec
 
     @staticmethod
@@ -65,7 +63,7 @@ class RequestCache:
             if self.path:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 with self.path.open("a", encoding="utf-8") as fh:
-                    fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                    fh.write(jsonl.dumps(rec) + "\n")
 
 
 @dataclass
@@ -92,8 +90,12 @@ def _post_with_retries(client, url: str, payload: dict, cfg: EndpointConfig, hea
             last = f"HTTP {resp.status_code}: {resp.text[:200]}"
             if resp.status_code not in (408, 409, 429) and resp.status_code < 500:
                 break  # a request the server will never accept: do not retry
-        except (httpx.HTTPError, ValueError) as exc:
+        except httpx.ConnectError as exc:
+            last = f"ConnectError: {exc} (is the server running at {url}?)"
+        except httpx.HTTPError as exc:
             last = f"{type(exc).__name__}: {exc}"
+        except ValueError:  # a 200 whose body is not JSON (UnicodeDecodeError is a ValueError too)
+            last = f"the server's answer is not JSON: {resp.content[:100]!r}"
         if attempt < cfg.retries:
             time.sleep(min(60.0, delay) * (0.5 + random.random()))
             delay *= 2
@@ -115,9 +117,12 @@ def chat_completion(client, cfg: EndpointConfig, messages: list[dict], *, temper
     try:
         text = data["choices"][0]["message"]["content"] or ""
     except (KeyError, IndexError, TypeError):
-        raise EndpointError(f"unexpected response: {str(data)[:200]}") from None
-    usage = data.get("usage") or {}
-    return text, usage.get("completion_tokens")
+        raise EndpointError(f"unexpected response (no choices[0].message.content): {str(data)[:200]}") from None
+    if not isinstance(text, str):
+        raise EndpointError(f"unexpected response (content is not a string): {str(data)[:200]}")
+    usage = data.get("usage")
+    tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    return text, tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
 
 
 def generate_endpoint(problems: Sequence[Problem], endpoint: EndpointConfig,

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from prosfi import jsonl
 from prosfi.data.problem import Problem
 from prosfi.eval.generate import Generation, Generator
 from prosfi.eval.sources import Source
@@ -88,6 +89,10 @@ def evaluate(sources: Sequence[Source] | Sequence[Problem],
     missing = len(problems) - len({r["problem_id"] for r in scored})
     if missing:
         all_notes.append(f"{missing} problems have no completion (left out of the metrics)")
+    failures = getattr(judge, "failures", None)
+    if failures:
+        all_notes.append(f"{len(failures)} judge requests failed after their retries (left out of judge_soundness; "
+                         f"first: {failures[0][:300]})")
     for s in srcs:
         all_notes += s.notes
     mode = getattr(reward_config, "mode", "prosfi")
@@ -138,7 +143,7 @@ def write_outputs(out: Path, summary: dict[str, Any], records: Sequence[dict[str
     out.mkdir(parents=True, exist_ok=True)
     with (out / "completions.jsonl").open("w", encoding="utf-8") as fh:
         for r in records:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+            fh.write(jsonl.dumps(r) + "\n")  # standard JSON whatever the completion text holds
     if plots:
         try:
             from prosfi.eval.plots import plot_summaries
@@ -146,24 +151,44 @@ def write_outputs(out: Path, summary: dict[str, Any], records: Sequence[dict[str
             summary["plots"] = [p.name for p in plot_summaries([summary], out)]
         except ImportError as exc:  # matplotlib is in the train extra
             log.warning("no plots: %s", exc)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (out / "summary.md").write_text(to_markdown(summary), encoding="utf-8")
+    # backslashreplace: a lone surrogate (echoed from a bad record) becomes its JSON escape, not a crash
+    (out / "summary.json").write_bytes((json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+                                       .encode("utf-8", "backslashreplace"))
+    (out / "summary.md").write_bytes(to_markdown(summary).encode("utf-8", "backslashreplace"))
 
 
 def read_summary(directory: str | Path) -> dict[str, Any]:
-    return json.loads((Path(directory) / "summary.json").read_text(encoding="utf-8"))
+    """summary.json of an evaluation folder; ValueError that says what is wrong with the folder."""
+    path = Path(directory) / "summary.json"
+    if not Path(directory).is_dir():
+        raise ValueError(f"{directory}: no such folder (give folders written by `prosfi eval -o DIR`)")
+    if not path.is_file():
+        raise ValueError(f"{directory}: no summary.json (not a `prosfi eval -o DIR` output folder)")
+    summary, why = jsonl.loads(path.read_bytes().decode("utf-8", "replace"))
+    if why is not None or not isinstance(summary, dict):
+        raise ValueError(f"{path}: not a prosfi eval summary ({why or 'not a JSON object'})")
+    if not isinstance(summary.get("groups", []), list) or not isinstance(summary.get("overall", {}), dict):
+        raise ValueError(f"{path}: not a prosfi eval summary (no 'overall' object / 'groups' list)")  # noqa: TRY004 - a usage error, one line
+    summary["groups"] = [g for g in summary.get("groups", []) if isinstance(g, dict) and "source" in g]
+    for g in summary["groups"]:
+        g.setdefault("difficulty", None)
+    return summary
 
 
-def read_records(directory: str | Path) -> list[dict[str, Any]]:
+def read_records(directory: str | Path, skipped: list | None = None) -> list[dict[str, Any]]:
+    """The scored records of completions.jsonl (lines that are not records go to `skipped`)."""
     path = Path(directory) / "completions.jsonl"
+    if not path.is_file():
+        raise ValueError(f"{directory}: no completions.jsonl (not a `prosfi eval -o DIR` output folder)")
+    rows, bad = jsonl.read_objects(str(path))
     out = []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                try:
-                    out.append(json.loads(line))
-                except json.JSONDecodeError:
-                    continue
+    for lineno, rec in rows:
+        if "problem_id" in rec:
+            out.append(rec)
+        else:
+            bad.append((lineno, "no 'problem_id'"))
+    if skipped is not None:
+        skipped.extend(sorted(bad))
     return out
 
 

@@ -187,33 +187,38 @@ def generate_vllm(problems: Sequence[Problem], model_path: str, config: Generati
 
 def read_completions(path: str | Path, skipped: list | None = None) -> list[Generation]:
     """`{"problem_id", "completion"[, "sample"][, "tokens"]}` lines (a conversational completion is
-    accepted). Samples are numbered per problem in file order unless given. Unreadable lines go to
-    `skipped` as (line number, reason)."""
+    accepted). Samples are numbered per problem in file order unless given. Lines end at `\\n` only and
+    no line can stop the reading (`prosfi.jsonl`): unreadable lines go to `skipped` as (line number,
+    reason); blank lines are ignored."""
+    from prosfi import jsonl
     from prosfi.trace.extract import completion_text
 
     out: list[Generation] = []
     counts: dict[str, int] = {}
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
+    rows, bad = jsonl.read_objects(str(path))
+    for lineno, rec in rows:
+        pid, text = rec.get("problem_id"), rec.get("completion")
+        if isinstance(pid, bool) or not isinstance(pid, (str, int)):
+            bad.append((lineno, "no 'problem_id' (a string)"))
+            continue
+        if not isinstance(text, str):
             try:
-                rec = json.loads(line)
-                pid = rec["problem_id"]
-                text = rec["completion"]
-                if not isinstance(text, str):
-                    text = completion_text(text)
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                if skipped is not None:
-                    skipped.append((lineno, f"{type(exc).__name__}: {exc}"))
+                text = completion_text(text)
+            except (TypeError, KeyError, IndexError, AttributeError):
+                text = None
+            if not isinstance(text, str):
+                bad.append((lineno, "no 'completion' text"))
                 continue
-            pid = str(pid)
-            sample = rec.get("sample")
-            if not isinstance(sample, int):
-                sample = counts.get(pid, 0)
-            counts[pid] = max(counts.get(pid, 0), sample + 1)
-            tokens = rec.get("tokens")
-            out.append(Generation(pid, sample, text, tokens if isinstance(tokens, int) else None))
+        pid = str(pid)
+        sample = rec.get("sample")
+        if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
+            sample = counts.get(pid, 0)
+        counts[pid] = max(counts.get(pid, 0), sample + 1)
+        tokens = rec.get("tokens")
+        out.append(Generation(pid, sample, text, tokens if isinstance(tokens, int) and not isinstance(tokens, bool)
+                              else None))
+    if skipped is not None:
+        skipped.extend(sorted(bad))
     return out
 
 

@@ -43,8 +43,14 @@ class Judge:
 
         self.endpoint = EndpointConfig(url, model, concurrency=concurrency, retries=retries, timeout_s=timeout_s)
         self.template = Path(prompt_path or PROMPT_PATH).read_text(encoding="utf-8")
+        try:  # a template with other {fields} would fail in every request: say so now
+            self.template.format(premises="", question="", completion="")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(f"judge prompt {prompt_path or PROMPT_PATH}: use only the fields {{premises}}, "
+                             f"{{question}}, {{completion}} (and {{{{ }}}} for a literal brace): {exc!r}") from None
         self.max_tokens = max_tokens
         self.name = f"{model} @ {url}"
+        self.failures: list[str] = []  # requests that failed after their retries (completions left unjudged)
 
     def annotate(self, records: Sequence[dict[str, Any]], problems: Mapping[str, Problem]) -> None:
         import httpx
@@ -58,8 +64,9 @@ class Judge:
             try:
                 reply, _ = chat_completion(client, self.endpoint, [{"role": "user", "content": prompt}],
                                            temperature=0.0, top_p=1.0, max_tokens=self.max_tokens)
-            except EndpointError:
+            except EndpointError as exc:
                 rec["judge_sound"] = None
+                self.failures.append(f"{rec['problem_id']}: {exc}")
                 return
             rec["judge_sound"] = parse_verdict(reply)
 

@@ -111,6 +111,11 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
     if not sep or (kind not in known and Path(spec).exists()):  # a bare path (even one with a colon)
         kind, rest = "jsonl", spec
     per_group = count if limit is None else min(count, limit)
+    if kind in ("folio", "kkhub", "kk_hub"):
+        if not rest:
+            raise SpecError(f"--data {spec!r}: give a file after the colon, e.g. {kind}:FILE")
+        if not (kind != "folio" and rest.isdigit()) and not Path(rest).is_file():
+            raise SpecError(f"--data {spec!r}: no such file {rest!r}")
     if kind == "jsonl":
         return _jsonl(spec, rest, limit)
     if kind == "kk":
@@ -136,6 +141,8 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
         if split not in SPLITS or split == "train":
             raise SpecError(f"proverqa:{rest}: the split must be easy, medium or hard (the train file has no "
                             "FOL annotations: evaluate on the dev splits, train on generated problems)")
+        if path and not Path(path).is_file():
+            raise SpecError(f"--data {spec!r}: no such file {path!r}")
         from prosfi.data.hub import HubUnavailable
 
         failures: list = []
@@ -181,6 +188,8 @@ def _jsonl(spec: str, path: str, limit: int | None) -> Source:
             src.problems += _tag([p], g[0], g[1])
     except ValueError as exc:
         raise SpecError(f"--data {spec!r}: {exc}") from None
+    if not src.problems and not src.skipped:
+        raise SpecError(f"--data {spec!r}: the file has no problems (is it empty?)")
     return _unique(src)
 
 
@@ -199,13 +208,17 @@ def _kk_hub(spec: str, rest: str, limit: int | None) -> Source:
     from prosfi.data.hub import read_records
 
     counts: dict[int, int] = {}
-    for i, rec in enumerate(read_records(rest)):
-        n = len(rec.get("names") or [])
+    unreadable: list = []
+    records = read_records(rest, unreadable)  # lines that are not JSON objects are skipped, not fatal
+    src.skipped += [(str(where), why) for where, why in unreadable]
+    for i, rec in enumerate(records):
+        names = rec.get("names")
+        n = len(names) if isinstance(names, list) else 0
         if limit is not None and counts.get(n, 0) >= limit:
             continue
         try:
             p = kk.problem_from_kk_record(rec, pid=f"kkhub-{n}-{i:04d}")
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
             src.skipped.append((str(i), str(exc)))
             continue
         counts[n] = counts.get(n, 0) + 1

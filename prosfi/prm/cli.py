@@ -89,32 +89,58 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.prm_command == "train":
         return _train(args.argv)
+    from prosfi.usage import one_line
+
     try:
         return {"label": _label, "score": _score, "rerank": _rerank, "negatives": _negatives}[args.prm_command](args)
+    except BrokenPipeError:  # `… | head`: prosfi.cli exits quietly
+        raise
     except (ValueError, OSError) as exc:
-        print(f"prosfi prm {args.prm_command}: {exc}", file=sys.stderr)
+        print(f"prosfi prm {args.prm_command}: {one_line(exc)}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:  # an endpoint that still failed after its retries, a hub file not reachable here
+        from prosfi.data.hub import HubUnavailable
+        from prosfi.eval.endpoint import EndpointError
+
+        if not isinstance(exc, (EndpointError, HubUnavailable)):
+            raise
+        print(f"prosfi prm {args.prm_command}: {one_line(exc)}", file=sys.stderr)
+        return 1
 
 
 # -- shared ------------------------------------------------------------------------------------------
 
 def _write_jsonl(path: str | Path, rows) -> int:
+    from prosfi import jsonl
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     n = 0
     with open(path, "w", encoding="utf-8") as fh:
         for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+            fh.write(jsonl.dumps(r) + "\n")  # standard JSON whatever a completion holds
             n += 1
     return n
 
 
-def _problems(args: argparse.Namespace, verifier) -> dict[str, Any]:
-    from prosfi.eval.cli import sources_from_args
+def _output_file(path: str) -> None:
+    """-o FILE checked before any work: not a folder, its folder creatable (ValueError otherwise)."""
+    target = Path(path)
+    if target.is_dir():
+        raise ValueError(f"-o {path} is a folder; give a file name (e.g. {Path(path) / 'out.jsonl'})")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"-o {path}: cannot create its folder: {exc.strerror or exc}") from None
 
-    problems = {p.id: p for s in sources_from_args(args, verifier=verifier) for p in s.problems}
+
+def _problems(args: argparse.Namespace, verifier) -> dict[str, Any]:
+    from prosfi.eval.cli import no_problems, sources_from_args
+
+    sources = sources_from_args(args, verifier=verifier)
+    problems = {p.id: p for s in sources for p in s.problems}
     if not problems:
-        raise ValueError("the --data sources produced no problems")
+        raise ValueError(no_problems(sources))
     return problems
 
 
@@ -122,7 +148,27 @@ def _generations(args: argparse.Namespace, problems: dict[str, Any], out_dir: Pa
     from prosfi.eval.cli import generator_from_args
 
     generator, _ = generator_from_args(args, out_dir)
-    return generator(list(problems.values()))
+    generations = generator(list(problems.values()))
+    if args.completions and not any(g.problem_id in problems for g in generations):
+        raise ValueError(f"none of the {len(generations)} completions in {args.completions} names a problem of "
+                         f"--data (first problem_id {generations[0].problem_id!r}); give the --data the "
+                         "completions were made for")
+    return generations
+
+
+def _check_generation_flags(args: argparse.Namespace) -> None:
+    """Usage errors of the completion flags, before the verifier starts or problems are generated."""
+    from prosfi.eval.cli import generation_config
+    from prosfi.usage import check_model_path
+
+    if not (args.completions or args.model or args.endpoint):
+        raise ValueError("give the completions to use: --completions FILE, --model M or --endpoint URL")
+    if args.completions and not Path(args.completions).is_file():
+        raise ValueError(f"--completions: no such file {args.completions!r}")
+    if args.model:
+        check_model_path(args.model)
+    if not args.completions:
+        generation_config(args)
 
 
 def _verifier(args: argparse.Namespace):
@@ -142,12 +188,20 @@ def _label(args: argparse.Namespace) -> int:
     from prosfi.eval.scoring import score_generations
     from prosfi.prm import dataset as ds
     from prosfi.prm.label import label_completions
+    from prosfi.usage import output_folder
 
+    if args.balance is not None and not 0.0 < args.balance < 1.0:
+        raise ValueError(f"--balance {args.balance}: give a fraction of correct steps between 0 and 1, e.g. 0.5")
+    if not 0.0 <= args.val_fraction < 1.0:
+        raise ValueError(f"--val-fraction {args.val_fraction}: give a fraction in [0, 1), e.g. 0.1")
+    _check_generation_flags(args)
+    output_folder(args.output, create=False)
     out = Path(args.output)
     with _verifier(args) as verifier:
         problems = _problems(args, verifier)
         generations = _generations(args, problems, out)
-        scored = score_generations(problems, generations, verifier)
+        output_folder(out)
+        scored = score_generations(problems, generations, verifier, progress=not args.no_progress)
         items = [{"problem_id": g.problem_id, "completion": g.completion, "index": i, "sample": g.sample}
                  for i, g in enumerate(generations)]
         records, stats = label_completions(problems, items, verifier)
@@ -174,41 +228,81 @@ def _label(args: argparse.Namespace) -> int:
 # -- train -------------------------------------------------------------------------------------------
 
 def _train(argv: list[str]) -> int:
+    import warnings
+
     from prosfi.prm.train import resolve
     from prosfi.prm.train import run as run_training
-    from prosfi.train.recipe import split_argv
-    from prosfi.train.recipe import RecipeError
+    from prosfi.train.recipe import RecipeError, split_argv
 
+    # as `prosfi train`: transformers 5 reports TRL's own `gradient_checkpointing` as deprecated on every run
+    warnings.filterwarnings("ignore", message="`gradient_checkpointing` is deprecated", category=FutureWarning)
+    warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
     recipe, overrides = split_argv(argv)
     if recipe is None and not overrides:
         print("usage: prosfi prm train RECIPE.yaml [--key value ...] [--dry-run]", file=sys.stderr)
         return 2
+    from prosfi.usage import one_line
+
+    def error(exc: BaseException) -> int:
+        text = one_line(exc).replace("`prosfi train --help`", "`prosfi prm train RECIPE.yaml --help`")
+        print(f"prosfi prm train: error: {text}", file=sys.stderr)
+        return 2
+
     if "--help" in overrides or "-h" in overrides:
         from prosfi.prm.train import dataclass_types, objective_of
         from prosfi.train.recipe import make_parser
 
-        make_parser(dataclass_types(objective_of(recipe, overrides))).print_help()
+        try:
+            make_parser(dataclass_types(objective_of(recipe, overrides))).print_help()
+        except RecipeError as exc:
+            return error(exc)
         return 0
     dry = "--dry-run" in overrides
     overrides = [o for o in overrides if o != "--dry-run"]
     try:
         resolved = resolve(recipe, overrides, dry_run=dry)
     except (RecipeError, ValueError) as exc:
-        print(f"prosfi prm train: error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     if resolved.script.dry_run:
         print(resolved.to_yaml(), end="")
         return 0
+    from prosfi.data.hub import HubUnavailable
+
     try:
         out = run_training(resolved)
+    except BrokenPipeError:
+        raise
     except (ValueError, OSError) as exc:
-        print(f"prosfi prm train: error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
+    except HubUnavailable as exc:  # `problems: proverqa:hard` without the hub
+        error(exc)
+        return 1
     _log("train", f"saved the PRM ({resolved.script.objective}) to {out}")
     return 0
 
 
 # -- score -------------------------------------------------------------------------------------------
+
+def _check_prm_flags(args: argparse.Namespace) -> None:
+    if args.prm_batch_size < 1:
+        raise ValueError(f"--prm-batch-size {args.prm_batch_size}: give at least 1")
+    if args.prm is not None and not Path(args.prm).is_dir():
+        raise ValueError(f"--prm {args.prm}: no such folder; give a `prosfi prm train` output folder")
+
+
+def _labelled_records(path: str) -> list[dict[str, Any]]:
+    """`prosfi prm label` records whose steps and labels line up (others are reported and left out)."""
+    from prosfi.prm.dataset import read_records
+
+    records = read_records(path, "--labelled", {"prompt": str, "steps": list, "labels": list})
+    good = [r for r in records if len(r["steps"]) == len(r["labels"]) and all(isinstance(x, dict) for x in r["steps"])]
+    if len(good) < len(records):
+        print(f"warning: --labelled {path}: {len(records) - len(good)} record(s) left out (steps and labels "
+              "differ in number, or a step is not an object)", file=sys.stderr)
+    if not good:
+        raise ValueError(f"--labelled {path}: no record whose steps and labels line up")
+    return good
+
 
 def score_records(prm, records: list[dict[str, Any]], problems: dict[str, Any]) -> None:
     """Add `step_scores` to scored completion records (an empty list where no step array parses)."""
@@ -233,14 +327,20 @@ def score_records(prm, records: list[dict[str, Any]], problems: dict[str, Any]) 
 
 
 def _score(args: argparse.Namespace) -> int:
-    from prosfi.prm.model import load_prm
+    from prosfi.prm.model import load_prm, read_marker
 
-    prm = load_prm(args.prm, device=args.device, batch_size=args.prm_batch_size)
+    _check_prm_flags(args)
+    _output_file(args.output)
+    if args.labelled:
+        records = _labelled_records(args.labelled)
+    else:
+        _check_generation_flags(args)
+    read_marker(args.prm)  # not a trained PRM: say so before loading anything
     if args.labelled:
         from prosfi.prm.metaeval import meta_eval
-        from prosfi.prm.train import read_jsonl
 
-        records = read_jsonl(args.labelled)
+        prm = load_prm(args.prm, device=args.device, batch_size=args.prm_batch_size)
+
         items = [(r["prompt"], r["steps"][:k], r["steps"][k]) for r in records for k in range(len(r["steps"]))]
         flat = prm.score_steps(items)
         pos = 0
@@ -263,7 +363,8 @@ def _score(args: argparse.Namespace) -> int:
     with _verifier(args) as verifier:
         problems = _problems(args, verifier)
         generations = _generations(args, problems)
-        records = score_generations(problems, generations, verifier)
+        records = score_generations(problems, generations, verifier, progress=not args.no_progress)
+    prm = load_prm(args.prm, device=args.device, batch_size=args.prm_batch_size)  # after the inputs proved usable
     score_records(prm, records, problems)
     _write_jsonl(args.output, records)
     _log("score", f"wrote {len(records)} records with step_scores to {args.output} ({prm.calls} steps scored)")
@@ -272,34 +373,71 @@ def _score(args: argparse.Namespace) -> int:
 
 # -- rerank ------------------------------------------------------------------------------------------
 
+def _score_records(path: str) -> list[dict[str, Any]]:
+    """`prosfi prm score` records: a problem id, a sample number and a list of numeric step scores."""
+    import math
+
+    from prosfi.prm.dataset import read_records
+
+    records = read_records(path, "--scores", {"problem_id": (str, int), "step_scores": list})
+    good = []
+    for r in records:
+        sample = r.get("sample", 0)
+        if (all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in r["step_scores"])
+                and (sample is None or isinstance(sample, int) and not isinstance(sample, bool))):
+            good.append(r)
+    if len(good) < len(records):
+        print(f"warning: --scores {path}: {len(records) - len(good)} record(s) left out (a step score that is "
+              "not a number, or a sample that is not an integer)", file=sys.stderr)
+    if not good:
+        raise ValueError(f"--scores {path}: no record with numeric step_scores")
+    return good
+
+
 def _rerank(args: argparse.Namespace) -> int:
-    from prosfi.prm.rerank import picks, rerank_table, table_markdown
-    from prosfi.prm.train import read_jsonl
+    from prosfi.prm.rerank import group, picks, rerank_table, table_markdown
+
+    if args.bootstrap < 1:
+        raise ValueError(f"--bootstrap {args.bootstrap}: give at least 1 resample")
+    if args.output:
+        from prosfi.usage import output_folder
+
+        output_folder(args.output)
 
     if args.scores:
-        records = read_jsonl(args.scores)
+        records = _score_records(args.scores)
     elif args.prm:
+        _check_prm_flags(args)
+        _check_generation_flags(args)
         from prosfi.eval.scoring import score_generations
-        from prosfi.prm.model import load_prm
+        from prosfi.prm.model import load_prm, read_marker
 
-        prm = load_prm(args.prm, device=args.device, batch_size=args.prm_batch_size)
+        read_marker(args.prm)
         with _verifier(args) as verifier:
             problems = _problems(args, verifier)
-            records = score_generations(problems, _generations(args, problems), verifier)
+            records = score_generations(problems, _generations(args, problems), verifier,
+                                        progress=not args.no_progress)
+        prm = load_prm(args.prm, device=args.device, batch_size=args.prm_batch_size)
         score_records(prm, records, problems)
     else:
         raise ValueError("give --scores FILE, or --prm DIR with --data and completions")
     records = [r for r in records if r.get("source") is not None or "step_scores" in r]
+    if not records:
+        raise ValueError("no scored completion of a known problem to rerank")
+    sizes = sorted({len(c) for c in group(records).values()})
+    if len(sizes) > 1:  # K differs: the oracle and random baselines mean different things per problem
+        print(f"[prosfi prm rerank] warning: problems have {sizes[0]} to {sizes[-1]} candidates (K differs); "
+              "the table is clearest with the same K for every problem", file=sys.stderr)
     rows = rerank_table(records, n_boot=args.bootstrap)
     text = table_markdown(rows)
-    print(text)
-    if args.output:
+    if args.output:  # the files first: `… | head` must not cost them
         out = Path(args.output)
         out.mkdir(parents=True, exist_ok=True)
         (out / "rerank.json").write_text(json.dumps(rows, indent=2) + "\n")
         (out / "rerank.md").write_text(text + "\n")
         _write_jsonl(out / "picks.jsonl", picks(records, args.aggregation, args.verifier_filter))
         _log("rerank", f"wrote {out}/rerank.json, rerank.md, picks.jsonl")
+    print(text)
     return 0
 
 
@@ -313,6 +451,13 @@ def _negatives(args: argparse.Namespace) -> int:
 
     stats: dict[str, int] = {}
     pairs: list[dict[str, Any]] = []
+    if args.per_kind < 1 and not args.no_csp:
+        raise ValueError(f"--per-kind {args.per_kind}: give at least 1 (or --no-csp)")
+    if args.no_csp and not (args.completions or args.model or args.endpoint):
+        raise ValueError("--no-csp leaves natural negatives only: give --completions, --model or --endpoint")
+    if args.completions or args.model or args.endpoint:
+        _check_generation_flags(args)
+    _output_file(args.output)
     with _verifier(args) as verifier:
         problems = _problems(args, verifier)
         if not args.no_csp:

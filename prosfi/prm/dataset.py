@@ -166,6 +166,35 @@ def sft_rows(records: Iterable[dict[str, Any]], dedupe: bool = True) -> list[dic
              "completion": label_message(bool(r["labels"][k]))} for r, k in step_examples(records, dedupe)]
 
 
+def read_records(path: str | Any, what: str, needs: dict[str, type | tuple]) -> list[dict[str, Any]]:
+    """The records of a JSONL input (`prosfi.jsonl`: no line stops the reading) that carry the fields in
+    `needs` with the right types; other lines are reported on stderr (count and first reason). A file
+    with no usable record is a ValueError that says why."""
+    import sys
+    from pathlib import Path
+
+    from prosfi import jsonl
+
+    path = str(path)
+    if not Path(path).is_file():
+        raise ValueError(f"{what}: no such file {path!r}")
+    rows, skipped = jsonl.read_objects(path)
+    good = []
+    for lineno, rec in rows:
+        bad = [k for k, t in needs.items() if not isinstance(rec.get(k), t) or isinstance(rec.get(k), bool)]
+        if bad:
+            skipped.append((lineno, f"no {', '.join(repr(k) for k in bad)} of the right type"))
+        else:
+            good.append(rec)
+    skipped.sort()
+    if not good:
+        raise ValueError(f"{what} {path}: ".lstrip() + ("the file is empty" if not skipped else
+                         "no usable record; " + jsonl.skipped_note(path, skipped)))
+    if skipped:
+        print(f"warning: {what} {jsonl.skipped_note(path, skipped)}".replace("  ", " "), file=sys.stderr)
+    return good
+
+
 def stats(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     c, i = counts(records)
     return {"chains": len(records), "problems": len({r["problem_id"] for r in records}), "correct_steps": c,
@@ -173,5 +202,5 @@ def stats(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "chains_with_error": sum(r.get("first_error") is not None for r in records)}
 
 
-__all__ = ["balance", "correct_fraction", "counts", "dedupe_records", "sft_rows", "split_by_problem", "stats",
+__all__ = ["balance", "correct_fraction", "counts", "dedupe_records", "read_records", "sft_rows", "split_by_problem", "stats",
            "step_examples", "truncate_after_first_error"]

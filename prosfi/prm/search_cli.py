@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from prosfi import jsonl
 from prosfi.prm.search import MODES
 
 
@@ -87,47 +88,86 @@ def table(by_mode: dict[str, dict[str, Any]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from prosfi.usage import one_line
+
     try:
         return _run(args)
+    except BrokenPipeError:  # `… | head`: prosfi.cli exits quietly
+        raise
     except (ValueError, OSError) as exc:
-        print(f"prosfi search: {exc}", file=sys.stderr)
+        print(f"prosfi search: {one_line(exc)}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:  # an endpoint that still failed after its retries, a hub file not reachable here
+        from prosfi.data.hub import HubUnavailable
+        from prosfi.eval.endpoint import EndpointError
+
+        if not isinstance(exc, (EndpointError, HubUnavailable)):
+            raise
+        print(f"prosfi search: {one_line(exc)}", file=sys.stderr)
+        return 1
 
 
-def _run(args: argparse.Namespace) -> int:
-    from transformers import set_seed
+def _check_flags(args: argparse.Namespace, modes: list[str]) -> None:
+    """Usage errors before any model is loaded."""
+    from prosfi.usage import check_model_path
 
-    from prosfi.eval.cli import prompt_settings, sources_from_args
-    from prosfi.eval.generate import load_hf
-    from prosfi.prm.search import HFProposer
-    from prosfi.verify.cli import verifier_config
-    from prosfi.verify.verifier import Verifier
-
-    modes = list(MODES) if args.ablations else [args.mode]
-    prm = None
+    for flag in ("beams", "candidates", "max_steps", "max_step_tokens", "max_think_tokens", "bootstrap"):
+        if getattr(args, flag) < 1:
+            raise ValueError(f"--{flag.replace('_', '-')} {getattr(args, flag)}: give at least 1")
+    if not args.temperature > 0:
+        raise ValueError(f"--temperature {args.temperature}: step sampling needs a temperature > 0")
+    check_model_path(args.model)
     if any(m != "verifier" for m in modes):
         if not args.prm:
             raise ValueError("--prm DIR is needed for modes both and prm (or use --mode verifier)")
-        from prosfi.prm.model import load_prm
+        from prosfi.prm.model import read_marker
 
-        prm = load_prm(args.prm, device=args.device)
-    model, tokenizer = load_hf(args.model, args.device)
-    proposer = HFProposer(model, tokenizer, prompt_settings(args.recipe), temperature=args.temperature,
-                          max_step_tokens=args.max_step_tokens, max_think_tokens=args.max_think_tokens,
-                          seed=args.seed)
-    out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
+        if not Path(args.prm).is_dir():
+            raise ValueError(f"--prm {args.prm}: no such folder; give a `prosfi prm train` output folder")
+        read_marker(args.prm)
+    if args.recipe and not Path(args.recipe).is_file():
+        raise ValueError(f"--recipe {args.recipe}: no such file")
+
+
+def _run(args: argparse.Namespace) -> int:
+    modes = list(MODES) if args.ablations else [args.mode]
+    _check_flags(args, modes)  # before torch and transformers are even imported
+
+    from prosfi.eval.cli import prompt_settings, sources_from_args
+    from prosfi.usage import output_folder
+    from prosfi.verify.cli import verifier_config
+    from prosfi.verify.verifier import Verifier
+
+    settings = prompt_settings(args.recipe)
     with Verifier(verifier_config(args)) as verifier:
-        problems = [p for s in sources_from_args(args, verifier=verifier) for p in s.problems]
+        sources = sources_from_args(args, verifier=verifier)
+        problems = [p for s in sources for p in s.problems]
         if not problems:
-            raise ValueError("the --data sources produced no problems")
+            from prosfi.eval.cli import no_problems
+
+            raise ValueError(no_problems(sources))
+        out = output_folder(args.output)  # after the problems: a bad spec leaves no folder behind
+        from transformers import set_seed
+
+        from prosfi.eval.generate import load_hf
+        from prosfi.prm.search import HFProposer
+
+        prm = None
+        if any(m != "verifier" for m in modes):
+            from prosfi.prm.model import load_prm
+
+            prm = load_prm(args.prm, device=args.device)
+        model, tokenizer = load_hf(args.model, args.device)
+        proposer = HFProposer(model, tokenizer, settings, temperature=args.temperature,
+                              max_step_tokens=args.max_step_tokens, max_think_tokens=args.max_think_tokens,
+                              seed=args.seed)
         by_mode = run_modes(problems, proposer, prm, verifier, modes,
                             {"beams": args.beams, "candidates": args.candidates, "max_steps": args.max_steps,
                              "seed": args.seed}, n_boot=args.bootstrap, reseed=set_seed)
     with open(out / "search.jsonl", "w", encoding="utf-8") as fh:
         for mode, d in by_mode.items():
-            fh.writelines(json.dumps({"mode": mode, **r.to_json(), "eval": {k: rec.get(k) for k in (
-                    "answer_correct", "chain_valid", "reward", "format_ok", "steps")}}, ensure_ascii=False) + "\n" for r, rec in zip(d["results"], d["records"]))
+            fh.writelines(jsonl.dumps({"mode": mode, **r.to_json(), "eval": {k: rec.get(k) for k in (
+                    "answer_correct", "chain_valid", "reward", "format_ok", "steps")}}) + "\n" for r, rec in zip(d["results"], d["records"]))
     summary = {mode: {"metrics": d["metrics"], "cost": d["cost"]} for mode, d in by_mode.items()}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     text = table(by_mode)

@@ -14,7 +14,6 @@ model directory with `prosfi_prm.json`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,8 +49,16 @@ class PRMScriptArguments:
 
 
 def validate(script: PRMScriptArguments) -> None:
-    if not script.train_file and not script.dry_run:
+    """Before any model is built or loaded: the data files are there."""
+    if script.dry_run:
+        return
+    if not script.train_file:
         raise ValueError("train_file: set it in the recipe or with --train_file PATH")
+    made_by = "prosfi prm label -o DIR" if script.objective == "sft" else "prosfi prm negatives -o FILE"
+    for key in ("train_file", "eval_file"):
+        path = getattr(script, key)
+        if path and not Path(path).is_file():
+            raise ValueError(f"{key}: no such file {path!r} (make it with `{made_by}`)")
 
 
 def objective_of(recipe: str | None, overrides: list[str]) -> str:
@@ -62,9 +69,9 @@ def objective_of(recipe: str | None, overrides: list[str]) -> str:
         if token.startswith("--objective="):
             return token.split("=", 1)[1]
     if recipe and Path(recipe).is_file():
-        import yaml
+        from prosfi.train.recipe import load_yaml
 
-        loaded = yaml.safe_load(Path(recipe).read_text()) or {}
+        loaded = load_yaml(recipe) or {}  # RecipeError in one line for a YAML syntax error
         if isinstance(loaded, dict) and loaded.get("objective"):
             return str(loaded["objective"])
     return "sft"
@@ -87,9 +94,31 @@ def resolve(recipe: str | None, overrides: list[str], dry_run: bool = False):
         objective_of(recipe, overrides)), validate_script=validate)
 
 
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+SFT_FIELDS: dict[str, Any] = {"problem_id": (str, int), "prompt": str, "steps": list, "labels": list, "completions": list}
+PAIR_FIELDS: dict[str, Any] = {"problem_id": (str, int), "prefix": list, "chosen": dict, "rejected": dict}
+
+
+def read_jsonl(path: str | Path, needs: dict[str, Any] | None = None, what: str = "") -> list[dict[str, Any]]:
+    """The records of a JSONL file that carry `needs`' fields (`prosfi.prm.dataset.read_records`: no line
+    stops the reading; skipped lines are reported on stderr; no usable record is a ValueError)."""
+    from prosfi.prm.dataset import read_records
+
+    return read_records(str(path), what, needs or {})
+
+
+def labelled_records(path: str | Path, what: str = "") -> list[dict[str, Any]]:
+    """`prosfi prm label` records whose steps, completions and labels line up (others reported, left out)."""
+    import sys
+
+    records = read_jsonl(path, SFT_FIELDS, what)
+    good = [r for r in records if len(r["steps"]) == len(r["labels"]) == len(r["completions"])
+            and all(isinstance(x, dict) for x in r["steps"])]
+    if len(good) < len(records):
+        print(f"warning: {what or path}: {len(records) - len(good)} record(s) left out (steps, completions and "
+              "labels differ in number, or a step is not an object)", file=sys.stderr)
+    if not good:
+        raise ValueError(f"{what or path}: no labelled record whose steps and labels line up")
+    return good
 
 
 def sft_dataset(path: str, dedupe: bool, limit: int = 0):
@@ -97,20 +126,22 @@ def sft_dataset(path: str, dedupe: bool, limit: int = 0):
 
     from prosfi.prm.dataset import sft_rows
 
-    rows = sft_rows(read_jsonl(path), dedupe=dedupe)
+    rows = sft_rows(labelled_records(path), dedupe=dedupe)
     if not rows:
         raise ValueError(f"{path}: no labelled steps")
     return Dataset.from_list(rows[:limit] if limit else rows)
 
 
-def pairwise_dataset(path: str, tokenizer, prompts: dict[str, str], limit: int = 0):
-    """Tokenised chosen/rejected sequences (context + step, no EOS) with their margins."""
+def pairwise_dataset(path: str, tokenizer, prompts: dict[str, str], limit: int = 0,
+                     pairs: list[dict[str, Any]] | None = None):
+    """Tokenised chosen/rejected sequences (context + step, no EOS) with their margins (`pairs`: the
+    file's records when already read)."""
     from datasets import Dataset
 
     from prosfi.prm.format import pairwise_text
 
     rows = []
-    for pair in read_jsonl(path):
+    for pair in read_jsonl(path, PAIR_FIELDS) if pairs is None else pairs:
         prompt = pair.get("prompt") or prompts.get(pair["problem_id"])
         if prompt is None:
             raise ValueError(f"{path}: no problem text for {pair['problem_id']!r}; pass the problems with --problems SPEC")
@@ -118,7 +149,8 @@ def pairwise_dataset(path: str, tokenizer, prompts: dict[str, str], limit: int =
         for side in ("chosen", "rejected"):
             context, step = pairwise_text(prompt, pair["prefix"], pair[side])
             ids[f"{side}_ids"] = tokenizer(context + step, add_special_tokens=False)["input_ids"]
-        rows.append({**ids, "margin": float(pair.get("margin", 0.0))})
+        margin = pair.get("margin", 0.0)
+        rows.append({**ids, "margin": float(margin) if isinstance(margin, (int, float)) else 0.0})
         if limit and len(rows) >= limit:
             break
     if not rows:
@@ -150,6 +182,13 @@ def run(resolved) -> str:
     path = model_args.model_name_or_path
     if not path:
         raise ValueError("model_name_or_path: set it in the recipe or on the command line")
+    # the data first: a bad file costs nothing (no model built or loaded yet)
+    if script.objective == "sft":
+        train = sft_dataset(script.train_file, script.dedupe, script.max_examples)
+        evaluation = sft_dataset(script.eval_file, script.dedupe) if script.eval_file else None
+    else:
+        pairs = read_jsonl(script.train_file, PAIR_FIELDS)
+        eval_pairs = read_jsonl(script.eval_file, PAIR_FIELDS) if script.eval_file else None
     if script.tiny_model_if_absent:
         from prosfi.train.tiny import build_tiny_model, is_model_dir
 
@@ -163,8 +202,6 @@ def run(resolved) -> str:
     if script.objective == "sft":
         from trl import SFTTrainer
 
-        train = sft_dataset(script.train_file, script.dedupe, script.max_examples)
-        evaluation = sft_dataset(script.eval_file, script.dedupe) if script.eval_file else None
         trainer = SFTTrainer(model=path, args=training, train_dataset=train, eval_dataset=evaluation,
                              peft_config=peft_config)
     else:
@@ -175,8 +212,9 @@ def run(resolved) -> str:
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
         prompts = _prompts(script.problems, script.problems_count, script.problems_seed)
-        train = pairwise_dataset(script.train_file, tokenizer, prompts, script.max_examples)
-        evaluation = pairwise_dataset(script.eval_file, tokenizer, prompts) if script.eval_file else None
+        train = pairwise_dataset(script.train_file, tokenizer, prompts, script.max_examples, pairs=pairs)
+        evaluation = (pairwise_dataset(script.eval_file, tokenizer, prompts, pairs=eval_pairs)
+                      if script.eval_file else None)
         trainer = RewardTrainer(model=path, args=training, train_dataset=train, eval_dataset=evaluation,
                                 processing_class=tokenizer, peft_config=peft_config)
     trainer.train()

@@ -1,0 +1,50 @@
+"""Newcomer mistakes answered in one line (issue #10's convention for every command): an exception as one
+short line, an output folder or a model path checked before any work is done."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def check_model_path(model: str, flag: str = "--model") -> None:
+    """ValueError for a --model that names a local folder which is not there (a hub id passes)."""
+    if os.path.exists(model):
+        if not os.path.isdir(model):
+            raise ValueError(f"{flag} {model} is a file; give a saved model folder or a hub id")
+        if os.path.isdir(model) and not os.path.isfile(os.path.join(model, "config.json")):
+            raise ValueError(f"{flag} {model}: no config.json in that folder; give a saved model folder "
+                             "(e.g. a `prosfi train` output or `prosfi model tiny --out DIR`)")
+        return
+    looks_local = model.startswith(("/", ".", "~")) or model.endswith("/") or model.count("/") > 1 \
+        or os.sep == "\\" and "\\" in model
+    if looks_local:
+        raise ValueError(f"{flag} {model}: no such folder; give a saved model folder (e.g. `prosfi model tiny "
+                         "--out DIR`) or a hub id like Qwen/Qwen2.5-0.5B-Instruct")
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line of at most ~500 characters (transformers' errors run over many lines); a long
+    one keeps its start and its end, where the advice usually is."""
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}"
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 500 else text[:240] + " … " + text[-250:]
+
+
+def output_folder(path: str | Path, create: bool = True) -> Path:
+    """The -o folder, checked before any work: not an existing file, creatable (created unless `create`
+    is False, for a check before the inputs are known to be usable). ValueError otherwise."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"-o {path} is a file; give a folder to create or reuse")
+    if not create:
+        return out
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"-o {path}: cannot create the folder: {exc.strerror or exc}") from None
+    return out
+
+
+__all__ = ["check_model_path", "one_line", "output_folder"]
