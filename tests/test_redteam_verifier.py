@@ -310,3 +310,26 @@ def test_verdicts_after_worker_crashes_belong_to_their_checks():
             assert verdict.status is Status.UNKNOWN
         elif verdict.status.value in (V, I):
             assert verdict.status.value == _oracle(*tree)
+
+
+def test_a_truth_table_budget_never_flips_a_verdict():
+    """Running out of nodes anywhere (the countermodel search, or the universal-instance pass over
+    premises the search did not reach) answers nothing; it never turns one verdict into another."""
+    from prosfi.logic import check_signature
+    from prosfi.verify import ground
+
+    rng = random.Random(5)
+    decided = cut = 0
+    for _ in range(200):
+        prem = [parse(_text(_random_formula(rng, rng.randint(1, 3), ()))) for _ in range(rng.randint(0, 3))]
+        concl = parse(_text(_random_formula(rng, rng.choice([0, 0, 2]), ())))
+        sig = check_signature([*prem, concl])
+        full = ground.decide(prem, concl, sig, 16, 10**9, 10**6)
+        decided += full is not None
+        for nodes in (1, 3, 10, 40, 200):
+            bounded = ground.decide(prem, concl, sig, 16, nodes, 10**6)
+            if bounded is None:
+                cut += full is not None
+            else:
+                assert full is not None and bounded.status is full.status, ([str(p) for p in prem], concl)
+    assert decided > 50 and cut > 20  # both the decided and the cut-off paths ran
