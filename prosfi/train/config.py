@@ -27,7 +27,7 @@ MIRRORED: dict[str, tuple[str, str]] = {
     "tiny": ("prosfi.train.tiny", "TinyModelConfig"),
 }
 
-DATASETS = ("kk", "proverqa_gen", "proverqa_hub", "jsonl")
+DATASETS = ("kk", "proverqa_gen", "toy", "proverqa_hub", "jsonl")
 
 
 @dataclass
@@ -37,7 +37,8 @@ class _BaseScriptArguments:
     dataset: str = field(
         default="kk",
         metadata={
-            "help": "problems: kk (generated Knights & Knaves), proverqa_gen (generated ProverQA-style), "
+            "help": "problems: kk (generated Knights & Knaves), proverqa_gen (generated ProverQA-style), toy (the CPU "
+            "demo's short rule chains over a small vocabulary), "
             "proverqa_hub (opendatalab/ProverQA from the hub), jsonl (a Problem JSONL at dataset_path)"
         },
     )
@@ -49,7 +50,8 @@ class _BaseScriptArguments:
     dataset_seed: int = field(default=0, metadata={"help": "seed of the problem generator"})
     dataset_difficulty: str | None = field(
         default=None,
-        metadata={"help": "kk: people per puzzle, e.g. '2' or '3-5'; proverqa: easy, medium or hard"},
+        metadata={"help": "kk: people per puzzle, e.g. '2' or '3-5'; proverqa: easy, medium or hard; toy: rules "
+                  "per chain, e.g. '1-3'"},
     )
     dataset_exclude_uncertain: bool = field(
         default=False,

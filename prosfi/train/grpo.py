@@ -36,7 +36,7 @@ def ensure_model(script: Any, model_args: Any) -> None:
     with PartialState().main_process_first():
         if not is_model_dir(path):
             print(f"[prosfi] building the tiny model at {path}", flush=True)
-            build_tiny_model(path, sub_config(script, "tiny"))
+            build_tiny_model(path, sub_config(script, "tiny"), system_prompt=script.system_prompt)
 
 
 def make_verifier(script: Any):

@@ -50,11 +50,12 @@ def sft_dataset(problems: Sequence[Problem], verifier: Any = None, system_prompt
     return Dataset.from_list(rows)
 
 
-def prompt_text(problem: Problem) -> str:
+def prompt_text(problem: Problem, system_prompt: str | None = None) -> str:
     """The prompt's messages as plain text (for training the tiny tokenizer)."""
     from prosfi.data.prompts import to_prompt_row
 
-    return "\n".join(m["content"] for m in to_prompt_row(problem)["prompt"])
+    row = to_prompt_row(problem, system_prompt) if system_prompt else to_prompt_row(problem)
+    return "\n".join(m["content"] for m in row["prompt"])
 
 
 def gold_text(problem: Problem) -> str | None:
