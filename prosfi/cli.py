@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sft": ("prosfi.train.cli_sft", "SFT warm-up on gold traces"),
     "model": ("prosfi.train.cli_model", "build a tiny local model and tokenizer for demos and tests"),
     "lean": ("prosfi.verify.lean.cli", "Lean 4 backend utilities (render a step, probe the REPL)"),
+    "eval": ("prosfi.eval.cli", "evaluate a model, an endpoint or completions: tables, plots, compare"),
 }
 
 

@@ -103,6 +103,14 @@ class _BaseScriptArguments:
     summary_window: int = field(
         default=2, metadata={"help": "logged GRPO steps averaged for the start and end columns of the summary"}
     )
+    eval_data: str | None = field(
+        default=None,
+        metadata={"help": "held-out problems evaluated during training every eval_steps (prosfi eval --data "
+                  "specs separated by spaces, e.g. 'kk:2..4 fol:hard'); logs eval/accuracy, eval/reward_hit, ..."},
+    )
+    eval_limit: int = field(
+        default=16, metadata={"help": "eval_data problems per source and difficulty (generated or the first N)"}
+    )
     dry_run: bool = field(
         default=False, metadata={"help": "print the resolved configuration and exit (no model, no verifier)"}
     )

@@ -131,6 +131,11 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
             peft_config=get_peft_config(model_args),
             callbacks=[recorder],
         )
+        from prosfi.eval.callback import from_script as eval_callback
+
+        evaluator = eval_callback(script, training, verifier)  # recipe key eval_data: eval curves
+        if evaluator is not None:
+            evaluator.attach(trainer)
         trainer.train(resume_from_checkpoint=training.resume_from_checkpoint)
         trainer.save_model(str(out))
         wandb_dir = _finish_wandb()

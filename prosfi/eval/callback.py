@@ -1,0 +1,155 @@
+"""Eval curves during training: every `eval_steps` optimizer steps, generate greedily on a small
+held-out set, score it, and log `eval_accuracy`, `eval_reward_hit`, ... to the trainer's loggers
+(metrics.jsonl, wandb shows them as `eval/accuracy`, `eval/reward_hit`, ...).
+
+Recipe keys: `eval_data` (--data specs separated by spaces or `;`), `eval_limit` (problems per
+source and difficulty), `eval_steps` (TrainingArguments' own key: an int, or a fraction of max_steps).
+Every process generates its share of the problems (so ZeRO-3 works); the main process summarises.
+The metrics go through `transformers.Trainer.log` (not GRPOTrainer.log, which would fold in and clear
+the training metrics it is averaging).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+from transformers import TrainerCallback
+
+log = logging.getLogger(__name__)
+
+LOGGED = ("accuracy", "reward_hit", "format_rate", "step_validity", "unknown_rate", "mean_steps", "mean_tokens")
+
+
+def split_specs(text: str | None) -> list[str]:
+    return [s for s in (text or "").replace(";", " ").split() if s]
+
+
+class EvalCallback(TrainerCallback):
+    """Evaluate `problems` every `every` steps with the model being trained (greedy, n=1)."""
+
+    def __init__(self, problems: list, every: int, verifier, prompt_settings=None, max_new_tokens: int = 256,
+                 batch_size: int = 8, reward_config=None, chain_config=None, at_start: bool = True):
+        self.problems = problems
+        self.every = max(1, int(every))
+        self.verifier = verifier
+        self.settings = prompt_settings
+        self.max_new_tokens = max_new_tokens
+        self.batch_size = batch_size
+        self.reward_config, self.chain_config = reward_config, chain_config
+        self.at_start = at_start
+        self.trainer = None
+        self.history: list[dict[str, Any]] = []
+
+    def attach(self, trainer) -> EvalCallback:
+        """Register with a trainer (the callback logs through it)."""
+        self.trainer = trainer
+        trainer.add_callback(self)
+        return self
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if self.at_start and state.global_step == 0:
+            self._evaluate(state, control)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step % self.every == 0:
+            self._evaluate(state, control)
+
+    def evaluate_now(self) -> dict[str, Any]:
+        """Generate, score and summarise on this process's share; the full summary on the main process."""
+        from prosfi.eval.generate import GenerationConfig, generate_hf
+        from prosfi.eval.metrics import summarize
+        from prosfi.eval.scoring import score_generations
+
+        trainer = self.trainer
+        acc = trainer.accelerator
+        model = acc.unwrap_model(trainer.model)
+        tok = trainer.processing_class
+        share = self.problems[acc.process_index::acc.num_processes]
+        # every process runs the same number of generate() calls (ZeRO-3 gathers weights in lockstep):
+        # pad the short shares with a repeat, dropped before scoring
+        size = -(-len(self.problems) // acc.num_processes)
+        padded = share + [self.problems[0]] * (size - len(share))
+        cfg = GenerationConfig(n=1, temperature=0.0, max_new_tokens=self.max_new_tokens, batch_size=self.batch_size)
+        gens = generate_hf(padded, model, tok, cfg, self.settings, progress=False)[:len(share)]
+        records = score_generations(share, gens, self.verifier, self.reward_config, self.chain_config)
+        for r in records:
+            r.pop("completion", None)
+        if acc.num_processes > 1:
+            from accelerate.utils import gather_object
+
+            records = gather_object(records)
+        return summarize(records, n_boot=200)
+
+    def _evaluate(self, state, control) -> None:
+        if self.trainer is None:
+            raise RuntimeError("EvalCallback: call attach(trainer) before training")
+        try:
+            summary = self.evaluate_now()
+        except Exception as exc:  # an eval hiccup must not stop training
+            log.warning("evaluation at step %d failed: %r", state.global_step, exc, exc_info=True)
+            return
+        logs = {}
+        for key in LOGGED:
+            v = summary["overall"].get(key)
+            if isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v)):
+                logs[f"eval_{key}"] = v
+        self.history.append({"step": state.global_step, **logs})
+        from transformers import Trainer
+
+        should_log = control.should_log  # logging resets it; the step's own training log must still happen
+        Trainer.log(self.trainer, logs)
+        control.should_log = should_log
+
+
+def held_out(problems: list, script: Any) -> list:
+    """Drop eval problems equal (premises and goal) to one of the run's training problems."""
+    from prosfi.eval.sources import overlap
+    from prosfi.train.problems import from_script_args
+
+    try:
+        training = from_script_args(script)
+    except Exception as exc:  # noqa: BLE001 - e.g. a hub dataset unreachable here: keep the set, say why
+        log.warning("eval_data: cannot rebuild the training problems to check overlap (%s)", exc)
+        return problems
+    shared = set(overlap(problems, training))
+    if shared:
+        print(f"[prosfi] eval_data: {len(shared)} of {len(problems)} problems equal training problems and are "
+              "left out (held out)", flush=True)
+    kept = [p for p in problems if p.id not in shared]
+    if not kept:
+        raise ValueError("eval_data: every evaluation problem is also a training problem; choose other specs")
+    return kept
+
+
+def from_script(script: Any, training: Any, verifier) -> EvalCallback | None:
+    """The callback a recipe asks for (`eval_data` set), or None."""
+    specs = split_specs(getattr(script, "eval_data", None))
+    if not specs:
+        return None
+    if script.reward_mode == "direct_lean":
+        log.warning("eval_data: the eval callback scores steps-format completions; it does not run with "
+                    "reward_mode direct_lean")
+        return None
+    from prosfi.eval.generate import PromptSettings
+    from prosfi.eval.sources import load_sources
+    from prosfi.train.config import sub_config
+
+    limit = max(1, int(script.eval_limit))
+    sources = load_sources(specs, count=limit, limit=limit)
+    problems = [p for s in sources for p in s.problems]
+    problems = held_out(problems, script)
+    every = training.eval_steps or max(1, training.max_steps // 5 if training.max_steps > 0 else 50)
+    if every < 1:  # HF convention: a fraction of the run
+        every = max(1, math.ceil(every * max(training.max_steps, 1)))
+    return EvalCallback(
+        problems, int(every), verifier,
+        PromptSettings(script.system_prompt, script.few_shot, script.reward_mode),
+        max_new_tokens=training.max_completion_length or 256,
+        batch_size=max(1, training.per_device_eval_batch_size or 8),
+        reward_config=sub_config(script, "reward"), chain_config=sub_config(script, "chain"),
+    )
+
+
+__all__ = ["EvalCallback", "from_script", "held_out", "split_specs"]

@@ -1,0 +1,248 @@
+"""`prosfi eval`: the paper's tables for a checkpoint, a served model or a completions file.
+
+    prosfi eval --data kk:2..8 --model runs/demo -o runs/eval/demo
+    prosfi eval --data proverqa:hard=dev/hard.json --endpoint http://localhost:8000/v1 --served-model M -o DIR
+    prosfi eval --data problems.jsonl --completions completions.jsonl -o DIR
+    prosfi eval compare runs/eval/base runs/eval/prosfi runs/eval/outcome -o runs/eval/compare
+
+The flag helpers (`add_source_arguments`, `add_generation_arguments`) and their readers
+(`sources_from_args`, `generation_config`, `generator_from_args`) are shared with other commands
+that need problems and completions (e.g. `prosfi prm label`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from prosfi.eval.sources import SPEC_HELP
+
+
+def add_source_arguments(parser: argparse.ArgumentParser, required: bool = False) -> None:
+    """--data (repeatable), --count, --limit, --data-seed."""
+    g = parser.add_argument_group("problems")
+    g.add_argument("--data", action="append", default=[], required=required, metavar="SPEC", help=SPEC_HELP)
+    g.add_argument("--count", type=int, default=100,
+                   help="generated problems per difficulty for kk:/fol: specs (default: %(default)s)")
+    g.add_argument("--limit", type=int, default=None,
+                   help="at most this many problems per source and difficulty (files are cut, generators "
+                   "draw fewer)")
+    g.add_argument("--data-seed", type=int, default=None,
+                   help="seed of generated problems (default: a fixed evaluation seed, far from training's)")
+
+
+def add_generation_arguments(parser: argparse.ArgumentParser, required: bool = False) -> None:
+    """Where completions come from (--model | --endpoint | --completions) and the sampling flags."""
+    g = parser.add_argument_group("completions (one of --model, --endpoint, --completions)")
+    src = g.add_mutually_exclusive_group(required=required)
+    src.add_argument("--model", help="a checkpoint folder or hub id: generate with transformers (or --engine vllm)")
+    src.add_argument("--endpoint", help="an OpenAI-compatible base URL (vllm serve, trl vllm-serve, a hosted API)")
+    src.add_argument("--completions", help='a JSONL of {"problem_id", "completion"} lines produced elsewhere')
+    g.add_argument("--served-model", help="the model name the endpoint serves (with --endpoint)")
+    g.add_argument("--engine", choices=("transformers", "vllm"), default="transformers",
+                   help="generation engine for --model (default: %(default)s)")
+    g.add_argument("--recipe", help="a training recipe: its system_prompt, few_shot and reward_mode build the "
+                   "prompts, and evaluated problems that overlap its training problems are reported")
+    g.add_argument("--n", type=int, default=1, help="samples per problem; > 1 adds pass@k and maj@k")
+    g.add_argument("--temperature", type=float, default=None,
+                   help="sampling temperature (default: 0, greedy, for --n 1; 1.0 otherwise)")
+    g.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling (default: %(default)s)")
+    g.add_argument("--max-new-tokens", type=int, default=1024, help="completion length limit (default: %(default)s)")
+    g.add_argument("--seed", type=int, default=0, help="sampling seed (default: %(default)s)")
+    g.add_argument("--batch-size", type=int, default=8, help="prompts per generate() call with transformers")
+    g.add_argument("--device", default=None, help="transformers device (default: cuda if available, else cpu)")
+    g.add_argument("--dtype", default="auto", help="transformers dtype: auto, float32, bfloat16, float16")
+    g.add_argument("--concurrency", type=int, default=8, help="endpoint requests in flight (default: %(default)s)")
+    g.add_argument("--retries", type=int, default=5, help="retries per endpoint request, with backoff")
+    g.add_argument("--request-timeout", type=float, default=600.0, help="seconds per endpoint request")
+    g.add_argument("--cache", default=None,
+                   help="endpoint request cache (JSONL; default: OUTPUT/requests.jsonl): a rerun resumes from it")
+    g.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("compare", nargs="*", metavar="compare DIR",
+                        help="`prosfi eval compare DIR_A DIR_B ...`: compare earlier evaluations")
+    add_source_arguments(parser)
+    add_generation_arguments(parser)
+    parser.add_argument("-o", "--output", default=None, help="output folder (default: runs/eval/<name>)")
+    parser.add_argument("--label", default=None, help="the name of this run in tables and plots")
+    parser.add_argument("--reward", default="prosfi", choices=("prosfi", "step_fraction"),
+                        help="reward mode of the `reward` column (the metrics do not depend on it; default prosfi)")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default: %(default)s)")
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    parser.add_argument("--wandb", action="store_true", help="also log the summary, table and plots to wandb")
+    j = parser.add_argument_group("LLM judge (off by default)")
+    j.add_argument("--judge-endpoint", default=None, help="OpenAI-compatible URL of the judge model")
+    j.add_argument("--judge-model", default=None, help="the judge's served model name")
+    j.add_argument("--judge-prompt", default=None, help="judge prompt file (default: prosfi/eval/judge_prompt.md)")
+    from prosfi.verify.cli import add_verifier_arguments
+
+    add_verifier_arguments(parser)
+
+
+def sources_from_args(args: argparse.Namespace, verifier=None):
+    """`load_sources` for the --data flags (SpecError / ValueError on a bad spec)."""
+    from prosfi.eval.sources import DEFAULT_SEED, load_sources
+
+    if not args.data:
+        raise ValueError("--data: give at least one problem source. " + SPEC_HELP)
+    seed = DEFAULT_SEED if args.data_seed is None else args.data_seed
+    return load_sources(args.data, count=args.count, limit=args.limit, seed=seed, verifier=verifier)
+
+
+def generation_config(args: argparse.Namespace):
+    from prosfi.eval.generate import GenerationConfig
+
+    return GenerationConfig(n=args.n, temperature=args.temperature, top_p=args.top_p,
+                            max_new_tokens=args.max_new_tokens, seed=args.seed, batch_size=args.batch_size)
+
+
+def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = None):
+    """(generator, model label): a callable problems -> generations for --model / --endpoint /
+    --completions. Raises ValueError for a missing companion flag."""
+    from prosfi.eval import generate as gen
+
+    if args.completions:  # samples and their number come from the file
+        path = args.completions
+        if not os.path.isfile(path):
+            raise ValueError(f"--completions: no such file {path!r}")
+        return (lambda problems: gen.read_completions(path)), None
+    cfg = generation_config(args)
+    settings = gen.PromptSettings.from_recipe(args.recipe)
+    progress = not args.no_progress
+    if args.endpoint:
+        if not args.served_model:
+            raise ValueError("--endpoint needs --served-model NAME (the model name the server serves)")
+        from prosfi.eval.endpoint import EndpointConfig, generate_endpoint
+
+        endpoint = EndpointConfig(args.endpoint, args.served_model, concurrency=args.concurrency,
+                                      retries=args.retries, timeout_s=args.request_timeout)
+        cache = args.cache or (Path(out_dir) / "requests.jsonl" if out_dir else None)
+        return (lambda problems: generate_endpoint(problems, endpoint, cfg, settings, cache, progress)), \
+            args.served_model
+    if args.model:
+        if args.engine == "vllm":
+            return (lambda problems: gen.generate_vllm(problems, args.model, cfg, settings, progress)), args.model
+
+        def hf(problems):
+            model, tok = gen.load_hf(args.model, args.device, args.dtype)
+            return gen.generate_hf(problems, model, tok, cfg, settings, progress)
+
+        return hf, args.model
+    raise ValueError("give one of --model, --endpoint or --completions")
+
+
+def _default_output(args: argparse.Namespace) -> Path:
+    name = args.label or Path(args.model or args.served_model or args.completions or "eval").name
+    return Path("runs") / "eval" / (name.replace("/", "_") or "eval")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.compare:
+        if args.compare[0] != "compare":
+            print(f"prosfi eval: unexpected argument {args.compare[0]!r} (did you mean `prosfi eval compare "
+                  "DIR_A DIR_B`?)", file=sys.stderr)
+            return 2
+        from prosfi.eval.compare import run_compare
+
+        return run_compare(args.compare[1:], args.output, n_boot=args.bootstrap, plots=not args.no_plots,
+                           wandb=args.wandb)
+    from prosfi.data.hub import HubUnavailable
+
+    try:
+        return _run_eval(args)
+    except (ValueError, OSError) as exc:  # a bad flag or spec, a file or model that is not there
+        print(f"prosfi eval: {exc}", file=sys.stderr)
+        return 2
+    except HubUnavailable as exc:
+        print(f"prosfi eval: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run_eval(args: argparse.Namespace) -> int:
+    from prosfi.eval.endpoint import EndpointError
+    from prosfi.eval.evaluate import evaluate
+    from prosfi.rewards.config import RewardConfig
+    from prosfi.verify.cli import verifier_config
+    from prosfi.verify.verifier import Verifier
+
+    out = Path(args.output) if args.output else _default_output(args)
+    generator, model_label = generator_from_args(args, out)
+    vcfg = verifier_config(args)
+    with Verifier(vcfg) as verifier:
+        sources = sources_from_args(args, verifier=verifier)
+        problems = [p for s in sources for p in s.problems]
+        if not problems:
+            raise ValueError("the --data sources produced no problems")
+        notes = held_out_notes(problems, args.recipe)
+        for s in sources:
+            msg = f"[prosfi eval] {s.spec}: {len(s.problems)} problems"
+            if s.skipped:
+                msg += f", {len(s.skipped)} records skipped (first: {s.skipped[0][0]}: {s.skipped[0][1]})"
+            if s.notes:
+                msg += f"; {s.notes[0]}"
+            print(msg, file=sys.stderr)
+        for n in notes:
+            print(f"[prosfi eval] warning: {n}", file=sys.stderr)
+        judge = None
+        if args.judge_endpoint:
+            from prosfi.eval.judge import Judge
+
+            if not args.judge_model:
+                raise ValueError("--judge-endpoint needs --judge-model NAME")
+            judge = Judge(args.judge_endpoint, args.judge_model, prompt_path=args.judge_prompt,
+                          concurrency=args.concurrency)
+        try:
+            result = evaluate(sources, generator, verifier=verifier, reward_config=RewardConfig(mode=args.reward),
+                              out_dir=out, model=args.label or model_label, judge=judge, n_boot=args.bootstrap,
+                              seed=args.seed, plots=not args.no_plots, progress=not args.no_progress, notes=notes,
+                              extra={"generation": _generation_info(args)})
+        except EndpointError as exc:
+            print(f"prosfi eval: {exc}", file=sys.stderr)
+            return 1
+    from prosfi.eval.report import table
+
+    print(table(result.summary))
+    print(f"[prosfi eval] wrote {out}/summary.json, summary.md, completions.jsonl"
+          + (", plots" if not args.no_plots else ""), file=sys.stderr)
+    if args.wandb:
+        from prosfi.eval.wandb_log import log_summary
+
+        log_summary(result.summary, out, name=args.label or model_label)
+    return 0
+
+
+def _generation_info(args: argparse.Namespace) -> dict[str, Any]:
+    return {"source": "completions" if args.completions else "endpoint" if args.endpoint else "model",
+            "engine": args.engine if args.model else None, "n": args.n,
+            "temperature": None if args.completions else generation_config(args).effective_temperature,
+            "max_new_tokens": args.max_new_tokens, "seed": args.seed, "recipe": args.recipe}
+
+
+def held_out_notes(problems: Sequence, recipe: str | None) -> list[str]:
+    """A warning when evaluated problems equal (premises and goal) a recipe's training problems."""
+    if not recipe:
+        return []
+    from prosfi.eval.sources import overlap
+    from prosfi.train.problems import from_script_args
+    from prosfi.train.recipe import resolve
+
+    script = resolve(recipe, [], dry_run=True).script
+    try:
+        training = from_script_args(script)
+    except Exception as exc:  # noqa: BLE001 - a hub dataset not reachable here: say so, do not fail
+        return [f"held-out check skipped: cannot rebuild the training problems of {recipe} ({exc})"]
+    shared = overlap(problems, training)
+    if not shared:
+        return []
+    return [(f"{len(shared)} of {len(problems)} evaluated problems have the same premises and goal as a training "
+             f"problem of {recipe} (e.g. {', '.join(shared[:3])}): not held out")]
+
+
+__all__ = ["add_arguments", "add_generation_arguments", "add_source_arguments", "generation_config",
+           "generator_from_args", "held_out_notes", "run", "sources_from_args"]

@@ -1,0 +1,161 @@
+"""`prosfi eval compare DIR_A DIR_B ...`: earlier evaluations side by side, with paired bootstrap
+significance of each run's difference from the first (the baseline) on the problems they share.
+
+Paired bootstrap: per shared problem, the run's value minus the baseline's (accuracy and reward hit
+averaged over that problem's samples); problems are resampled with replacement; the interval is the
+percentile interval of the mean difference and p the two-sided share of resampled means on the
+other side of zero (x2, capped at 1). Differences are computed overall and per (source, difficulty).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+COMPARED = ("accuracy", "reward_hit")
+
+
+def _per_problem(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """problem id -> {"group": (source, difficulty), "accuracy": mean, "reward_hit": mean}."""
+    acc: dict[str, list] = defaultdict(lambda: [None, 0, 0.0, 0.0])
+    for r in records:
+        if r.get("source") is None:
+            continue
+        row = acc[str(r["problem_id"])]
+        row[0] = (r["source"], r.get("difficulty"))
+        row[1] += 1
+        row[2] += bool(r.get("answer_correct"))
+        row[3] += bool(r.get("answer_correct")) and bool(r.get("chain_valid"))
+    return {pid: {"group": g, "accuracy": c / n, "reward_hit": h / n} for pid, (g, n, c, h) in acc.items()}
+
+
+def paired_bootstrap(a: np.ndarray, b: np.ndarray, n_boot: int = 10_000, seed: int = 0,
+                     level: float = 0.95) -> dict[str, Any]:
+    """Mean of b - a over paired problems, its percentile interval and a two-sided p-value."""
+    d = np.asarray(b, float) - np.asarray(a, float)
+    if len(d) == 0:
+        return {"n": 0, "diff": None, "diff_ci": None, "p": None}
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(0, len(d), size=(n_boot, len(d)))].mean(axis=1)
+    lo, hi = np.quantile(means, [(1 - level) / 2, 1 - (1 - level) / 2])
+    mean = float(d.mean())
+    if mean == 0 and not d.any():
+        p = 1.0
+    else:
+        other = np.mean(means <= 0) if mean > 0 else np.mean(means >= 0)
+        p = float(min(1.0, 2 * other))
+    return {"n": len(d), "diff": round(mean, 4), "diff_ci": [round(float(lo), 4), round(float(hi), 4)],
+            "p": round(p, 4)}
+
+
+def compare(dirs: Sequence[str | Path], n_boot: int = 10_000, seed: int = 0) -> dict[str, Any]:
+    """{"runs": [{dir, label, summary}], "tests": [{run, baseline, group, metric, n, diff, diff_ci, p}]}."""
+    from prosfi.eval.evaluate import read_records, read_summary
+
+    if len(dirs) < 2:
+        raise ValueError("compare needs at least two evaluation folders")
+    runs, tables = [], []
+    for i, d in enumerate(dirs):
+        summary = read_summary(d)
+        label = summary.get("label") or summary.get("model") or Path(d).name
+        if any(r["label"] == label for r in runs):
+            label = f"{label} ({Path(d).name})"
+        summary["label"] = label
+        runs.append({"dir": str(d), "label": label, "summary": summary})
+        tables.append(_per_problem(read_records(d)))
+    base = tables[0]
+    tests = []
+    for run, table in zip(runs[1:], tables[1:]):
+        shared = [pid for pid in base if pid in table and table[pid]["group"] == base[pid]["group"]]
+        groups: dict[Any, list[str]] = defaultdict(list)
+        for pid in shared:
+            groups[base[pid]["group"]].append(pid)
+        for group, pids in [(None, shared)] + sorted(groups.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
+            for metric in COMPARED:
+                a = np.array([base[p][metric] for p in pids])
+                b = np.array([table[p][metric] for p in pids])
+                res = paired_bootstrap(a, b, n_boot, seed)
+                tests.append({"run": run["label"], "baseline": runs[0]["label"],
+                              "source": None if group is None else group[0],
+                              "difficulty": None if group is None else group[1], "metric": metric, **res})
+    return {"runs": runs, "tests": tests, "n_boot": n_boot}
+
+
+def _pct(v: float | None) -> str:
+    return "–" if v is None else f"{100 * v:.1f}"
+
+
+def to_markdown(result: dict[str, Any]) -> str:
+    runs = result["runs"]
+    labels = [r["label"] for r in runs]
+    out = ["# prosfi eval compare", "", "Baseline: " + labels[0] + ". Rates in %.", ""]
+    keys: list[tuple] = []
+    for r in runs:
+        for g in r["summary"].get("groups", []):
+            if (g["source"], g["difficulty"]) not in keys:
+                keys.append((g["source"], g["difficulty"]))
+    heads = ["source", "difficulty"] + [f"{m} · {lab}" for m in COMPARED for lab in labels]
+    out += ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+    for key in keys + [("**overall**", "")]:
+        cells = [str(key[0]), "" if key[1] is None else str(key[1])]
+        for m in COMPARED:
+            for r in runs:
+                if key[0] == "**overall**":
+                    g = r["summary"].get("overall", {})
+                else:
+                    g = next((x for x in r["summary"].get("groups", []) if (x["source"], x["difficulty"]) == key), {})
+                cells.append(_pct(g.get(m)))
+        out.append("| " + " | ".join(cells) + " |")
+    out += ["", "## Paired bootstrap on shared problems (run − baseline)", "",
+            "| run | group | metric | shared problems | difference | 95% interval | p |", "|---|---|---|---|---|---|---|"]
+    for t in result["tests"]:
+        group = "overall" if t["source"] is None else f"{t['source']} {t['difficulty'] or ''}".strip()
+        ci = "–" if t["diff_ci"] is None else f"[{100 * t['diff_ci'][0]:+.1f}, {100 * t['diff_ci'][1]:+.1f}]"
+        diff = "–" if t["diff"] is None else f"{100 * t['diff']:+.1f}"
+        n_boot = result.get("n_boot", 10_000)
+        if t["p"] is None:
+            p = "–"
+        else:  # a p of 0 means no resample crossed zero: below the bootstrap's resolution
+            p = (f"< {1 / n_boot:g}" if t["p"] == 0 else f"{t['p']:.3f}") + (" *" if t["p"] < 0.05 else "")
+        out.append(f"| {t['run']} | {group} | {t['metric']} | {t['n']} | {diff} | {ci} | {p} |")
+    out += ["", "`*`: p < 0.05 (two-sided paired bootstrap over problems)."]
+    return "\n".join(out) + "\n"
+
+
+def run_compare(dirs: Sequence[str], output: str | None = None, n_boot: int = 10_000, plots: bool = True,
+                wandb: bool = False) -> int:
+    """The `prosfi eval compare` command: prints the table; writes compare.{json,md} and plots to output."""
+    try:
+        result = compare(dirs, n_boot=max(n_boot, 1000))
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"prosfi eval compare: {exc}", file=sys.stderr)
+        return 2
+    text = to_markdown(result)
+    print(text)
+    out = Path(output) if output else Path("runs") / "eval" / "compare"
+    out.mkdir(parents=True, exist_ok=True)
+    if plots:
+        from prosfi.eval.plots import plot_summaries
+
+        plot_summaries([r["summary"] for r in result["runs"]], out)
+    slim = {"runs": [{"dir": r["dir"], "label": r["label"], "overall": r["summary"].get("overall"),
+                      "groups": r["summary"].get("groups")} for r in result["runs"]], "tests": result["tests"],
+            "n_boot": result["n_boot"]}
+    (out / "compare.json").write_text(json.dumps(slim, indent=2) + "\n", encoding="utf-8")
+    (out / "compare.md").write_text(text, encoding="utf-8")
+    print(f"[prosfi eval compare] wrote {out}/compare.md, compare.json" + (", plots" if plots else ""),
+          file=sys.stderr)
+    if wandb:
+        from prosfi.eval.wandb_log import log_compare
+
+        log_compare(slim, out)
+    return 0
+
+
+__all__ = ["compare", "paired_bootstrap", "run_compare", "to_markdown"]

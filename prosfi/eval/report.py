@@ -1,0 +1,71 @@
+"""`summary.md`: the paper-style table of a summary.json (one evaluation), as Markdown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+COLUMNS = (("accuracy", "accuracy"), ("reward_hit", "reward hit"), ("format_rate", "format"),
+           ("step_validity", "verified steps"), ("unknown_rate", "unknown"), ("mean_steps", "steps"),
+           ("mean_tokens", "tokens"))
+
+
+def pct(value: float | None, ci: list[float] | None = None, interval: bool = True) -> str:
+    if value is None:
+        return "–"
+    text = f"{100 * value:.1f}"
+    if interval and ci:
+        text += f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+    return text
+
+
+def number(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}"
+
+
+def _extra_columns(summary: dict[str, Any]) -> list[str]:
+    o = summary.get("overall", {})
+    return [k for k in o if (k.startswith(("pass@", "maj@")) or k == "judge_soundness")
+            and not k.endswith("_ci")]
+
+
+def cell(metrics: dict[str, Any], key: str) -> str:
+    if key in ("mean_steps", "mean_tokens"):
+        return number(metrics.get(key))
+    return pct(metrics.get(key), metrics.get(f"{key}_ci"))
+
+
+def table(summary: dict[str, Any]) -> str:
+    extra = _extra_columns(summary)
+    heads = ["source", "difficulty", "n"] + [h for _, h in COLUMNS] + extra
+    lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+    rows = [(g["source"], g["difficulty"], g) for g in summary.get("groups", [])]
+    rows.append(("**overall**", "", summary.get("overall", {})))
+    for source, difficulty, m in rows:
+        cells = [str(source), "" if difficulty is None else str(difficulty), str(m.get("n", 0))]
+        cells += [cell(m, key) for key, _ in COLUMNS] + [cell(m, key) for key in extra]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def to_markdown(summary: dict[str, Any]) -> str:
+    """The whole report: what was evaluated, the table (percentages with 95% intervals), notes."""
+    out = [f"# prosfi eval: {summary.get('model') or 'completions'}", ""]
+    out.append(f"{summary.get('n_problems', 0)} problems, {summary.get('n_completions', 0)} completions; "
+               f"reward mode {summary.get('reward_mode', 'prosfi')}; verifier {summary.get('verifier', '?')}.")
+    judge = summary.get("judge")
+    out.append(f"LLM judge: {judge}." if judge else "LLM judge: not run (off by default; see --judge-endpoint).")
+    out += ["", ("Rates in %, with 95% bootstrap intervals over problems. reward hit = fully verified chain "
+                 "and right answer."), "", table(summary), ""]
+    for src in summary.get("sources", []):
+        if src.get("skipped"):
+            out.append(f"- `{src['spec']}`: {src['skipped']} records skipped "
+                       f"(first: {src['skipped_reasons'][0] if src.get('skipped_reasons') else '?'})")
+    notes = summary.get("notes", [])
+    for note in notes[:30]:
+        out.append(f"- {note}")
+    if len(notes) > 30:
+        out.append(f"- ... and {len(notes) - 30} more notes in summary.json")
+    return "\n".join(out).rstrip() + "\n"
+
+
+__all__ = ["table", "to_markdown"]

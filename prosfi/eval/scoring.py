@@ -1,0 +1,67 @@
+"""Generations -> scored records (one per completion), through `prosfi.rewards.score.score_batch`.
+
+A record is the `completions.jsonl` line of `prosfi eval`: the `prosfi score` record (answer,
+per-step verdicts, reward, reason) plus what the metrics need (source, difficulty, sample, step
+counts, completion tokens) and the completion text itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from prosfi.data.problem import Problem
+from prosfi.eval.generate import Generation
+from prosfi.eval.sources import group_of
+
+
+def score_generations(problems: Mapping[str, Problem] | Sequence[Problem], generations: Sequence[Generation],
+                      verifier, reward_config=None, chain_config=None, batch_size: int = 2048,
+                      progress: bool = False) -> list[dict[str, Any]]:
+    """Score every generation against its problem; a generation for an unknown problem id gets a
+    record with `reason: "unknown problem"` and no group (it is left out of the metrics). The chain is
+    always checked: a reward mode that would skip it (format, outcome) scores as prosfi."""
+    import dataclasses
+
+    from prosfi.rewards.config import RewardConfig
+    from prosfi.rewards.score import score_batch
+
+    by_id = problems if isinstance(problems, Mapping) else {p.id: p for p in problems}
+    reward_config = reward_config or RewardConfig(mode="prosfi")
+    if reward_config.mode not in ("prosfi", "step_fraction"):
+        # reward hit needs the chain checked: modes that skip it (format, outcome, direct_lean) score as prosfi
+        reward_config = dataclasses.replace(reward_config, mode="prosfi")
+    out: list[dict[str, Any]] = []
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(generations), desc="scoring", unit="completion", disable=not progress)
+    try:
+        for start in range(0, len(generations), batch_size):
+            batch = generations[start:start + batch_size]
+            probs = [by_id.get(g.problem_id) for g in batch]
+            results = score_batch(probs, [g.completion for g in batch], verifier, reward_config, chain_config)
+            for g, p, res in zip(batch, probs, results):
+                out.append(record(g, p, res))
+            bar.update(len(batch))
+    finally:
+        bar.close()
+    return out
+
+
+def record(gen: Generation, problem: Problem | None, result) -> dict[str, Any]:
+    """The completions.jsonl line for one scored generation."""
+    rec = result.to_json()
+    rec["problem_id"] = gen.problem_id
+    source, difficulty = group_of(problem) if problem is not None else (None, None)
+    steps = rec.get("steps") or []
+    rec.update(
+        sample=gen.sample, source=source, difficulty=difficulty,
+        n_steps=len(steps),
+        verified_steps=sum(1 for s in steps if s.get("verdict") == "valid"),
+        unknown_steps=sum(1 for s in steps if s.get("verdict") == "unknown"),
+        tokens=gen.tokens, completion=gen.completion,
+    )
+    return rec
+
+
+__all__ = ["record", "score_generations"]

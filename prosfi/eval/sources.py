@@ -1,0 +1,271 @@
+"""Evaluation problem sources: a `--data SPEC` string -> problems tagged with their (source, difficulty) group.
+
+Spec grammar (repeatable on the command line; see `SPEC_HELP`):
+
+    PATH.jsonl | jsonl:PATH      a problems JSONL (DESIGN.md "Problem"); group (problem.source, difficulty)
+    kk:2..8 | kk:3 | kk:2,4      generated Knights & Knaves, `count` puzzles per number of people
+    fol:hard | fol:easy,hard     generated ProverQA-style problems per difficulty (easy medium hard extra)
+    proverqa:hard=FILE           a ProverQA dev JSON file as the benchmark ships it (proverqa:hard alone: the hub)
+    kkhub:FILE | kkhub:3         K&K in the hub's format (K-and-K/knights-and-knaves): a local JSONL, or the
+                                 hub's test file for that many people
+    folio:FILE                   FOLIO JSONL (premises-FOL / conclusion-FOL / label), see prosfi.data.folio
+
+The contract other tools rely on: `load_source(spec, ...) -> Source` whose `problems` have unique ids
+and whose `group(problem)` is `(source, difficulty)` with difficulty a string or None; records a loader
+could not use are in `Source.skipped` as `(record, reason)` and never raise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prosfi.data.problem import Problem
+
+SPEC_HELP = ("problem source, repeatable: a problems JSONL path (or jsonl:PATH); kk:2..8 (generated Knights & "
+             "Knaves by number of people); fol:hard or fol:easy,medium (generated ProverQA-style); "
+             "proverqa:hard=FILE (a ProverQA dev JSON file; proverqa:hard alone fetches it from the hub); "
+             "kkhub:FILE or kkhub:3 (K&K in the hub's JSONL format); folio:FILE (FOLIO JSONL)")
+
+FOL_DIFFICULTIES = ("easy", "medium", "hard", "extra")
+GROUP_KEY = "eval_group"  # Problem.extra key holding [source, difficulty] once a Source has loaded it
+DEFAULT_SEED = 20_261_201  # generated eval problems: a seed far from the training recipes' (0, 1, ...)
+
+
+class SpecError(ValueError):
+    """A `--data` spec the user must fix; the message says what is accepted."""
+
+
+@dataclass
+class Source:
+    """The problems of one `--data` spec, all tagged with their group."""
+
+    name: str  # the group's source column: kk, fol, proverqa, kk_hub, folio, or a JSONL's problem.source
+    spec: str
+    problems: list[Problem] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (record id or index, reason)
+    notes: list[str] = field(default_factory=list)  # e.g. FOLIO label disagreements, filled later
+
+    @staticmethod
+    def group(problem: Problem) -> tuple[str, str | None]:
+        """(source, difficulty) of a problem loaded by any Source."""
+        return group_of(problem)
+
+
+def group_of(problem: Problem) -> tuple[str, str | None]:
+    """The (source, difficulty) group of a problem: the tag a Source set, else its own fields."""
+    tag = problem.extra.get(GROUP_KEY)
+    if isinstance(tag, (list, tuple)) and len(tag) == 2:
+        return str(tag[0]), None if tag[1] is None else str(tag[1])
+    return problem.source or "problems", None if problem.difficulty is None else str(problem.difficulty)
+
+
+def _tag(problems: Iterable[Problem], source: str, difficulty=None) -> list[Problem]:
+    out = []
+    for p in problems:
+        d = p.difficulty if difficulty is None else difficulty
+        p.extra[GROUP_KEY] = [source, None if d is None else str(d)]
+        out.append(p)
+    return out
+
+
+def _people(text: str) -> list[int]:
+    """'2..8' / '2-8' -> 2..8; '3' -> [3]; '2,4' -> [2, 4]."""
+    out: list[int] = []
+    for part in text.split(","):
+        m = re.fullmatch(r"\s*(\d+)\s*(?:(?:\.\.|-)\s*(\d+)\s*)?", part)
+        if not m:
+            raise SpecError(f"kk:{text}: expected numbers of people like 2..8, 3 or 2,4")
+        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        if not 2 <= lo <= hi <= 8:
+            raise SpecError(f"kk:{text}: numbers of people must be within 2..8, low to high")
+        out.extend(range(lo, hi + 1))
+    return sorted(set(out))
+
+
+def _levels(text: str) -> list[str]:
+    if text in ("", "all"):
+        return list(FOL_DIFFICULTIES)
+    if ".." in text:
+        lo, hi = text.split("..", 1)
+        if lo not in FOL_DIFFICULTIES or hi not in FOL_DIFFICULTIES:
+            raise SpecError(f"fol:{text}: difficulties are {', '.join(FOL_DIFFICULTIES)}")
+        return list(FOL_DIFFICULTIES[FOL_DIFFICULTIES.index(lo): FOL_DIFFICULTIES.index(hi) + 1])
+    levels = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in levels if x not in FOL_DIFFICULTIES]
+    if bad or not levels:
+        raise SpecError(f"fol:{text}: difficulties are {', '.join(FOL_DIFFICULTIES)} (comma-separated or a..b)")
+    return levels
+
+
+def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int = DEFAULT_SEED,
+                verifier=None) -> Source:
+    """Problems for one spec. `count`: generated problems per difficulty; `limit`: at most this many per
+    (source, difficulty) group (files are cut, generators draw fewer). `verifier` (optional) is used
+    by the FOLIO loader to compare FOLIO's gold labels with the verifier's."""
+    spec = spec.strip()
+    kind, sep, rest = spec.partition(":")
+    known = ("jsonl", "kk", "fol", "proverqa", "kkhub", "kk_hub", "folio")
+    if not sep or (kind not in known and Path(spec).exists()):  # a bare path (even one with a colon)
+        kind, rest = "jsonl", spec
+    per_group = count if limit is None else min(count, limit)
+    if kind == "jsonl":
+        return _jsonl(spec, rest, limit)
+    if kind == "kk":
+        from prosfi.data.kk import KKConfig, generate
+
+        src = Source("kk", spec)
+        for n in _people(rest):
+            src.problems += _tag(generate(KKConfig(people=n), per_group, seed + 1000 * n), "kk", n)
+        return _unique(src)
+    if kind == "fol":
+        from prosfi.data.pqa_gen import FOLGenConfig
+        from prosfi.data.pqa_gen import generate as fol_generate
+
+        src = Source("fol", spec)
+        for i, level in enumerate(_levels(rest)):
+            problems = fol_generate(FOLGenConfig(difficulty=level), per_group, seed + 7919 * (i + 1))
+            src.problems += _tag(problems, "fol", level)
+        return _unique(src)
+    if kind == "proverqa":
+        from prosfi.data.proverqa import SPLITS, load_proverqa
+
+        split, _, path = rest.partition("=")
+        if split not in SPLITS or split == "train":
+            raise SpecError(f"proverqa:{rest}: the split must be easy, medium or hard (the train file has no "
+                            "FOL annotations: evaluate on the dev splits, train on generated problems)")
+        from prosfi.data.hub import HubUnavailable
+
+        failures: list = []
+        try:
+            problems = load_proverqa(split, path=path or None, limit=limit, skipped=failures)
+        except HubUnavailable as exc:
+            raise HubUnavailable(f"{exc} With prosfi eval: --data proverqa:{split}=FILE.") from None
+        src = Source("proverqa", spec, _tag(problems, "proverqa", split))
+        src.skipped = [(str(i), reason) for i, reason in failures]
+        return _unique(src)
+    if kind in ("kkhub", "kk_hub"):
+        return _kk_hub(spec, rest, limit)
+    if kind == "folio":
+        from prosfi.data.folio import load_folio
+
+        skipped: list = []
+        problems = load_folio(rest, limit=limit, skipped=skipped)
+        src = Source("folio", spec, _tag(problems, "folio"), skipped=[(str(i), r) for i, r in skipped])
+        if verifier is not None and src.problems:
+            src.notes += folio_label_notes(src.problems, verifier)
+        return _unique(src)
+    raise SpecError(f"--data {spec!r}: unknown source {kind!r}. {SPEC_HELP}")
+
+
+def _jsonl(spec: str, path: str, limit: int | None) -> Source:
+    from prosfi.data.problem import read_problems
+
+    if not Path(path).exists():
+        raise SpecError(f"--data {spec!r}: no such file {path!r}")
+    src = Source(Path(path).stem, spec)
+    counts: dict[tuple, int] = {}
+    try:
+        for p in read_problems(path, validate=False):
+            g = (p.source or src.name, None if p.difficulty is None else str(p.difficulty))
+            if limit is not None and counts.get(g, 0) >= limit:
+                continue
+            try:
+                p.validate()
+            except ValueError as exc:
+                src.skipped.append((p.id, str(exc)))
+                continue
+            counts[g] = counts.get(g, 0) + 1
+            src.problems += _tag([p], g[0], g[1])
+    except ValueError as exc:
+        raise SpecError(f"--data {spec!r}: {exc}") from None
+    return _unique(src)
+
+
+def _kk_hub(spec: str, rest: str, limit: int | None) -> Source:
+    from prosfi.data import kk
+
+    src = Source("kk_hub", spec)
+    if rest.isdigit():
+        from prosfi.data.hub import HubUnavailable
+
+        try:
+            src.problems = _tag(kk.load_kk_hub(int(rest), "test", limit), "kk_hub")
+        except HubUnavailable as exc:
+            raise HubUnavailable(f"{exc} With prosfi eval: --data kkhub:FILE.") from None
+        return _unique(src)
+    from prosfi.data.hub import read_records
+
+    counts: dict[int, int] = {}
+    for i, rec in enumerate(read_records(rest)):
+        n = len(rec.get("names") or [])
+        if limit is not None and counts.get(n, 0) >= limit:
+            continue
+        try:
+            p = kk.problem_from_kk_record(rec, pid=f"kkhub-{n}-{i:04d}")
+        except (ValueError, TypeError, KeyError) as exc:
+            src.skipped.append((str(i), str(exc)))
+            continue
+        counts[n] = counts.get(n, 0) + 1
+        src.problems += _tag([p], "kk_hub", n)
+    return _unique(src)
+
+
+def _unique(src: Source) -> Source:
+    seen: set[str] = set()
+    for p in src.problems:
+        if p.id in seen:
+            raise SpecError(f"--data {src.spec!r}: problem id {p.id!r} occurs twice")
+        seen.add(p.id)
+    return src
+
+
+def load_sources(specs: Sequence[str], count: int = 100, limit: int | None = None, seed: int = DEFAULT_SEED,
+                 verifier=None) -> list[Source]:
+    """`load_source` for each spec; ids must be unique across sources (a clash is a SpecError)."""
+    sources = [load_source(s, count=count, limit=limit, seed=seed, verifier=verifier) for s in specs]
+    owner: dict[str, str] = {}
+    for src in sources:
+        for p in src.problems:
+            if p.id in owner:
+                raise SpecError(f"problem id {p.id!r} is in both --data {owner[p.id]!r} and {src.spec!r}")
+            owner[p.id] = src.spec
+    return sources
+
+
+def all_problems(sources: Sequence[Source]) -> list[Problem]:
+    return [p for s in sources for p in s.problems]
+
+
+def folio_label_notes(problems: Sequence[Problem], verifier) -> list[str]:
+    """Compare each problem's gold label with the verifier's (FOLIO's own FOL has annotation errors)."""
+    from prosfi.data.labels import verified_labels
+
+    labels = verified_labels(problems, verifier)
+    notes = []
+    for p, label in zip(problems, labels):
+        p.extra["verifier_label"] = label
+        if label is not None and label != p.answer_label:
+            notes.append(f"{p.id}: gold label {p.answer_label}, verifier says {label}")
+    undecided = sum(label is None for label in labels)
+    head = (f"{problems[0].source or 'gold'} labels: {len(problems) - len(notes) - undecided} of {len(problems)} "
+            f"confirmed by the verifier, {len(notes)} disagree, {undecided} undecided")
+    return [head] + notes
+
+
+def content_key(problem: Problem) -> tuple:
+    """Same premises and goal (formal text), whatever the id: the held-out check's notion of 'same problem'."""
+    return (problem.kind, tuple(sorted(p.formal for p in problem.premises)), problem.goal,
+            tuple(problem.atoms))
+
+
+def overlap(problems: Sequence[Problem], training: Sequence[Problem]) -> list[str]:
+    """Ids of evaluated problems whose premises and goal equal a training problem's."""
+    keys = {content_key(p) for p in training}
+    return [p.id for p in problems if content_key(p) in keys]
+
+
+__all__ = ["SPEC_HELP", "Source", "SpecError", "all_problems", "content_key", "group_of", "load_source",
+           "load_sources", "overlap"]
