@@ -111,6 +111,12 @@ class _BaseScriptArguments:
     eval_limit: int = field(
         default=16, metadata={"help": "eval_data problems per source and difficulty (generated or the first N)"}
     )
+    eval_held_out: int = field(
+        default=0,
+        metadata={"help": "problems of the recipe's dataset, never seen in SFT or GRPO, evaluated (greedy) before "
+                  "and after GRPO; the run's summary shows both (0: off)"},
+    )
+    eval_batch_size: int = field(default=16, metadata={"help": "prompts per generate() call of the held-out evaluation"})
     dry_run: bool = field(
         default=False, metadata={"help": "print the resolved configuration and exit (no model, no verifier)"}
     )

@@ -114,6 +114,9 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
             model_path = run_sft(script, training, model_args, model_path, verifier=verifier)
             if sft_only:
                 return {"run_name": training.run_name, "where": {"sft model": model_path}}
+        from prosfi.train import heldout
+
+        held_out, eval_before = heldout.before(script, training, verifier, model_path)
         problems = from_script_args(script)
         dataset = grpo_dataset(problems, script.system_prompt, script.few_shot, script.reward_mode)
         training.model_init_kwargs = _init_kwargs(model_args, training)
@@ -138,6 +141,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
             evaluator.attach(trainer)
         trainer.train(resume_from_checkpoint=training.resume_from_checkpoint)
         trainer.save_model(str(out))
+        eval_after = heldout.after(trainer, held_out, script, training, verifier)
         wandb_dir = _finish_wandb()
     finally:
         _close(reward_funcs)
@@ -152,6 +156,8 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     rows = read_rows(metrics_path) or recorder.rows
     summary = summarize(rows, training.run_name or out.name, script.summary_window, where)
     if trainer.accelerator.is_main_process:
+        summary.add_held_out(eval_before, eval_after)
+        summary.plot_reward(rows, out / "reward_curve.png")
         (out / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
         print(summary.to_text(), flush=True)
     return summary.as_dict()

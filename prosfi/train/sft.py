@@ -36,6 +36,7 @@ def sft_config(script: Any, training: Any):
         completion_only_loss=script.sft_completion_only_loss,
         gradient_accumulation_steps=1,
         lr_scheduler_type="cosine",
+        adam_beta2=training.adam_beta2,  # the recipe's optimizer for both stages (the CPU demo uses 0.95)
         warmup_steps=0.05,
         logging_steps=max(1, training.logging_steps),
         save_strategy="no",
