@@ -2,14 +2,14 @@
 # Usage: launch/local_cpu.sh [RECIPE.yaml] [--key value ...]
 #
 # Train on this machine's CPUs, one process (the CPU demo by default):
-#   launch/local_cpu.sh                                    # recipes/demo/cpu_kk.yaml
-#   launch/local_cpu.sh recipes/demo/cpu_kk.yaml --max_steps 40 --learning_rate 5e-5
+#   launch/local_cpu.sh                                    # recipes/demo/cpu_chains.yaml
+#   launch/local_cpu.sh recipes/demo/cpu_kk.yaml --max_steps 40 --learning_rate 5e-5   # K&K plumbing check
 # Env: NPROC (default 1) > 1 runs that many CPU processes with torchrun (gloo backend); each
 #      gets its own verifier pool, so keep `verifier.workers` small.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-RECIPE="recipes/demo/cpu_kk.yaml"
+RECIPE="recipes/demo/cpu_chains.yaml"
 if [[ $# -gt 0 && "$1" != --* ]]; then RECIPE="$1"; shift; fi
 NPROC="${NPROC:-1}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(( $(nproc) / NPROC > 0 ? $(nproc) / NPROC : 1 ))}"

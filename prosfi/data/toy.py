@@ -21,7 +21,7 @@ from prosfi.data.problem import Premise, Problem
 ENTITIES = ("ann", "bob", "cat", "dan", "eve", "fay", "gus", "hal")
 PREDICATES = (
     "red", "big", "calm", "kind", "wise", "bold", "shy", "tall", "fast", "cold", "warm", "soft",
-    "loud", "rich", "old", "cool",
+    "loud", "rich", "old", "cool", "blue", "dry", "wet", "slow", "sad", "glad", "new", "neat",
 )
 OPTIONS = {"A": "True", "B": "False"}  # no Uncertain: every toy chain decides its goal
 LETTER = {v: k for k, v in OPTIONS.items()}
@@ -34,7 +34,8 @@ class ToyConfig:
 
     min_depth: int = field(default=1, metadata={"help": "fewest rules between the fact and the goal"})
     max_depth: int = field(default=3, metadata={"help": "most rules between the fact and the goal"})
-    distractors: int = field(default=3, metadata={"help": "most distractor premises (0 to this many, per problem)"})
+    min_distractors: int = field(default=2, metadata={"help": "fewest distractor premises per problem"})
+    distractors: int = field(default=3, metadata={"help": "most distractor premises per problem"})
     entities: int = field(default=len(ENTITIES), metadata={"help": "how many of the entity names to use"})
     predicates: int = field(default=len(PREDICATES), metadata={"help": "how many of the predicate names to use"})
     labels: tuple[str, ...] = field(default=("True", "False"), metadata={"help": "answer labels, drawn in turn"})
@@ -49,6 +50,9 @@ class ToyConfig:
     def __post_init__(self):
         if not 1 <= self.min_depth <= self.max_depth:
             raise ValueError(f"depth: need 1 <= min_depth <= max_depth, got {self.min_depth}, {self.max_depth}")
+        if not 0 <= self.min_distractors <= self.distractors:
+            raise ValueError(f"distractors: need 0 <= min_distractors <= distractors, got {self.min_distractors}, "
+                             f"{self.distractors}")
         if not 2 <= self.entities <= len(ENTITIES):
             raise ValueError(f"entities: between 2 and {len(ENTITIES)}, got {self.entities}")
         if self.max_depth + 1 + self.distractors > min(self.predicates, len(PREDICATES)):
@@ -84,7 +88,7 @@ def generate_one(rng: random.Random, cfg: ToyConfig, label: str, pid: str) -> Pr
         prev = "fact" if k == 1 else f"s{k - 1}"
         proof.append({"id": f"s{k}", "dependencies": [key, prev],
                       "conclusion": f"{'¬ ' if negated else ''}{chain[k]} {who}", "rule": "modus_ponens"})
-    for i in range(rng.randint(0, cfg.distractors)):
+    for i in range(rng.randint(cfg.min_distractors, cfg.distractors)):
         kind = rng.random()
         if kind < 0.3:  # the chain's start holds for someone else: fires along the chain for them only
             premises.append((f"d{i}", f"{chain[0]} {other}"))
