@@ -81,19 +81,72 @@ def test_config_is_checked():
         ToyConfig(entities=1)
 
 
+def test_fixed_layout_puts_fact_and_rules_first(verifier):
+    from prosfi.rewards.score import score_batch
+
+    problems = generate(ToyConfig(min_depth=1, max_depth=2, layout="fixed"), 40, seed=2)
+    for p in problems:
+        depth = p.extra["depth"]
+        assert p.premises[0].id == "h1" and p.premises[0].formal == f"{PREDICATES[0]} {ENTITIES[0]}"
+        for k in range(1, depth + 1):  # rule k is h(k+1) and leads from chain predicate k-1 to k
+            rule = p.premise_map[f"h{k + 1}"]
+            assert rule.startswith(f"∀ x, {PREDICATES[k - 1]} x → ") and rule.endswith(f"{PREDICATES[k]} x")
+        assert p.extra["proof"][0]["dependencies"] == ["h2", "h1"]
+    # the answer still has to be read from the rule's sign
+    assert {p.answer_label for p in problems if "¬" in p.premise_map["h2"] and p.extra["depth"] == 1} == {"False"}
+    assert [r.reward for r in score_batch(problems, [gold_completion(p) for p in problems], verifier)] == [1.0] * 40
+    distractor_orders = {tuple(x.formal for x in p.premises[p.extra["depth"] + 1:]) for p in problems}
+    assert len(distractor_orders) > 1
+    with pytest.raises(ValueError):
+        ToyConfig(layout="sorted")
+
+
+@pytest.mark.parametrize("layout", ["fixed", "shuffled"])
+def test_sloppy_traces_keep_the_answer_and_fail_the_verifier(verifier, layout):
+    """The warm-up's careless variant: the gold answer (what an outcome reward sees), a rejected chain."""
+    from prosfi.data.gold import sloppy_completion
+    from prosfi.rewards.score import score_batch
+
+    problems = generate(ToyConfig(min_depth=1, max_depth=2, layout=layout), 30, seed=4)
+    sloppy = [sloppy_completion(p) for p in problems]
+    gold = score_batch(problems, [gold_completion(p) for p in problems], verifier)
+    results = score_batch(problems, sloppy, verifier)
+    for p, r, g in zip(problems, results, gold):
+        assert r.format_ok and r.answer_correct and r.answer == g.answer
+        assert not r.chain_valid and r.reward < g.reward == 1.0
+        assert r.reason.startswith("step s1 invalid"), r.reason  # a countermodel: the rule alone proves nothing
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.3, 0.6, 1.0])
+def test_sloppy_fraction_is_honoured(fraction):
+    from prosfi.data.gold import sloppy_completion
+    from prosfi.train.rows import sft_dataset
+
+    problems = generate(ToyConfig(min_depth=1, max_depth=1, layout="fixed"), 50, seed=6)
+    rows = sft_dataset(problems, sloppy_fraction=fraction, seed=1)
+    texts = [r["completion"][0]["content"] for r in rows]
+    n_sloppy = sum(t == sloppy_completion(p) for t, p in zip(texts, problems))
+    assert n_sloppy == round(50 * fraction)
+    assert all(t == gold_completion(p) for t, p in zip(texts, problems) if t != sloppy_completion(p))
+    if 0 < fraction < 1:  # which ones follows the seed
+        other = [r["completion"][0]["content"] for r in sft_dataset(problems, sloppy_fraction=fraction, seed=2)]
+        assert other != texts
+
+
 def _script(**kw):
     base = dict(dataset="toy", dataset_size=50, dataset_seed=0, dataset_difficulty="1-2", dataset_path=None,
-                dataset_exclude_uncertain=False, sft=True, sft_size=300, sft_draws=1, eval_held_out=40)
+                dataset_exclude_uncertain=False, sft=True, sft_size=300, sft_draws=1, eval_held_out=40,
+                toy_layout="shuffled")
     return SimpleNamespace(**{**base, **kw})
 
 
-@pytest.mark.parametrize("sft", [True, False])
-def test_held_out_problems_are_never_training_problems(sft):
+@pytest.mark.parametrize("sft,layout", [(True, "shuffled"), (False, "shuffled"), (True, "fixed")])
+def test_held_out_problems_are_never_training_problems(sft, layout):
     from prosfi.train.heldout import _content_key, held_out_problems
     from prosfi.train.problems import from_script_args
     from prosfi.train.sft import sft_problems
 
-    script = _script(sft=sft)
+    script = _script(sft=sft, toy_layout=layout, dataset_difficulty="1" if layout == "fixed" else "1-2")
     held = held_out_problems(script)
     assert len(held) == 40
     training = {_content_key(p) for p in from_script_args(script) + sft_problems(script)}

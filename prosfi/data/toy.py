@@ -47,7 +47,16 @@ class ToyConfig:
                   "False draws every name at random (a 2-layer model did not learn to copy them in minutes)"},
     )
 
+    layout: str = field(
+        default="shuffled",
+        metadata={"help": "'shuffled': premises in random order (the model must find the fact and each rule); "
+                  "'fixed': the fact is h1, the chain's rules h2, h3, ... in order, distractors after, so the "
+                  "ids to cite never change and only the rules' signs must be read"},
+    )
+
     def __post_init__(self):
+        if self.layout not in ("shuffled", "fixed"):
+            raise ValueError(f"layout: 'shuffled' or 'fixed', got {self.layout!r}")
         if not 1 <= self.min_depth <= self.max_depth:
             raise ValueError(f"depth: need 1 <= min_depth <= max_depth, got {self.min_depth}, {self.max_depth}")
         if not 0 <= self.min_distractors <= self.distractors:
@@ -98,7 +107,12 @@ def generate_one(rng: random.Random, cfg: ToyConfig, label: str, pid: str) -> Pr
             premises.append((f"d{i}", _rule(spare.pop(), rng.choice(chain[1:]), rng.random() < 0.5)))
     premises = list({formal: (key, formal) for key, formal in reversed(premises)}.values())[::-1]  # no repeats
     order = list(range(len(premises)))
-    rng.shuffle(order)
+    if cfg.layout == "fixed":  # fact and rules first, in chain order; only the distractors are shuffled
+        tail = order[depth + 1:]
+        rng.shuffle(tail)
+        order = order[: depth + 1] + tail
+    else:
+        rng.shuffle(order)
     rename = {premises[i][0]: f"h{n + 1}" for n, i in enumerate(order)}
     proof = [{**s, "dependencies": [rename.get(d, d) for d in s["dependencies"]]} for s in proof]
     return Problem(

@@ -42,6 +42,11 @@ class _BaseScriptArguments:
             "proverqa_hub (opendatalab/ProverQA from the hub), jsonl (a Problem JSONL at dataset_path)"
         },
     )
+    toy_layout: str = field(
+        default="shuffled",
+        metadata={"help": "dataset toy: 'shuffled' premises, or 'fixed' (fact h1, rules h2.. in chain order, "
+                  "distractors after: the ids to cite never change)"},
+    )
     dataset_path: str | None = field(
         default=None,
         metadata={"help": "jsonl: the problems file; proverqa_hub: the data file in the repo (dev/hard.json)"},
@@ -89,6 +94,12 @@ class _BaseScriptArguments:
         default=1,
         metadata={"help": "generated SFT sets of sft_size drawn with successive seeds and pooled: a small "
                   "generated space (2-person K&K: ~400 claim patterns) comes back with other names"},
+    )
+    sft_sloppy_fraction: float = field(
+        default=0.0,
+        metadata={"help": "share of SFT gold traces replaced by a careless variant with the same answer whose "
+                  "steps cite only their rule (the verifier rejects them): a stand-in for a base model that "
+                  "answers right with unsound chains, which only a process reward can tell apart (0: off)"},
     )
     sft_max_steps: int = field(default=-1, metadata={"help": "SFT optimizer steps (-1: use sft_num_train_epochs)"})
     sft_num_train_epochs: float = field(default=1.0, metadata={"help": "SFT epochs over the gold traces"})
@@ -222,6 +233,10 @@ def validate(script_args: Any) -> None:
         raise ValueError(f"dataset: {script_args.dataset!r} is not one of {', '.join(DATASETS)}")
     if script_args.dataset in ("jsonl",) and not script_args.dataset_path:
         raise ValueError("dataset_path: required when dataset is 'jsonl'")
+    if script_args.toy_layout not in ("shuffled", "fixed"):
+        raise ValueError(f"toy_layout: 'shuffled' or 'fixed', got {script_args.toy_layout!r}")
+    if not 0.0 <= script_args.sft_sloppy_fraction <= 1.0:
+        raise ValueError(f"sft_sloppy_fraction: between 0 and 1, got {script_args.sft_sloppy_fraction}")
     try:
         from prosfi.rewards import ALL_MODES
     except ImportError:

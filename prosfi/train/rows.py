@@ -34,15 +34,24 @@ def grpo_dataset(problems: Sequence[Problem], system_prompt: str | None = None, 
 
 
 def sft_dataset(problems: Sequence[Problem], verifier: Any = None, system_prompt: str | None = None,
-                few_shot: int = 0):
-    """Prompt-completion rows on the gold traces of `problems` (problems without one are skipped)."""
+                few_shot: int = 0, sloppy_fraction: float = 0.0, seed: int = 0):
+    """Prompt-completion rows on the gold traces of `problems` (problems without one are skipped).
+
+    `sloppy_fraction` of them (chosen with `seed`) get `gold.sloppy_completion` instead: same answer,
+    a chain the verifier rejects (the CPU demo's stand-in for a careless base model).
+    """
+    import random
+
     from datasets import Dataset
 
-    from prosfi.data.gold import gold_completion, to_sft_row
+    from prosfi.data.gold import gold_completion, sloppy_completion, to_sft_row
 
+    sloppy = set(random.Random(seed).sample(range(len(problems)), round(sloppy_fraction * len(problems))))
     rows = []
-    for problem in problems:
+    for i, problem in enumerate(problems):
         completion = gold_completion(problem, verifier=verifier)
+        if completion and i in sloppy:
+            completion = sloppy_completion(problem)
         if completion:
             rows.append(to_sft_row(problem, completion, system_prompt=system_prompt, few_shot=few_shot))
     if not rows:
