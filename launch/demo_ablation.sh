@@ -10,11 +10,11 @@
 #   compare/                      prosfi eval compare: warm-up vs every run (compare.md, compare.json, plots)
 #   compare-s<seed>/              outcome (baseline) vs prosfi for one seed: the paired difference
 #   ablation.md                   all compare tables, one file
-# Env: SEEDS (default "0 1 2"), OUT.
+# Env: SEEDS (default "0": one pair of GRPO runs; on 2 cores each takes minutes), OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SEEDS="${SEEDS:-0 1 2}"
+SEEDS="${SEEDS:-0}"
 OUT="${OUT:-runs/ablation}"
 PRO="recipes/demo/cpu_chains.yaml"
 OUTCOME="recipes/demo/cpu_chains_outcome.yaml"
