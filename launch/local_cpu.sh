@@ -2,8 +2,8 @@
 # Usage: launch/local_cpu.sh RECIPE.yaml [--key value ...]
 #
 # Train on this machine's CPUs, one process:
-#   launch/local_cpu.sh recipes/demo/cpu_kk.yaml           # the CPU demo
-#   launch/local_cpu.sh recipes/demo/cpu_kk.yaml --max_steps 40 --learning_rate 5e-5
+#   launch/local_cpu.sh recipes/demo/cpu_chains.yaml       # the CPU demo
+#   launch/local_cpu.sh recipes/demo/cpu_kk.yaml --max_steps 40 --learning_rate 5e-5   # K&K plumbing check
 # Env: NPROC (default 1) > 1 runs that many CPU processes with torchrun (gloo backend); each
 #      gets its own verifier pool, so keep `verifier.workers` small.
 set -euo pipefail

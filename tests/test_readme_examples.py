@@ -11,6 +11,7 @@ placeholder `RECIPE.yaml` stands for the shipped demo recipe.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -24,13 +25,14 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 SHIPPED = ("examples", "recipes")
 FAST_COUNT = "6"
-MAIN_COMMAND = "prosfi train recipes/demo/cpu_kk.yaml"
+MAIN_COMMAND = "prosfi train recipes/demo/cpu_chains.yaml"
 # what the main command gets appended so that a test run takes seconds, not minutes
 MAIN_SHORTENED = ["--sft_max_steps", "2", "--sft_size", "16", "--max_steps", "1", "--dataset_size", "8",
-                  "--save_strategy", "no", "--tiny.corpus_problems", "20", "--disable_tqdm", "true"]
+                  "--per_device_train_batch_size", "8", "--eval_held_out", "8", "--save_strategy", "no",
+                  "--tiny.corpus_problems", "20", "--disable_tqdm", "true"]
 NEEDS = {"--hub": "needs the Hugging Face hub", "data proverqa": "needs the Hugging Face hub",
          "lean probe": "needs a Lean toolchain"}
-PLACEHOLDERS = {"RECIPE.yaml": "recipes/demo/cpu_kk.yaml"}
+PLACEHOLDERS = {"RECIPE.yaml": "recipes/demo/cpu_chains.yaml"}
 MODEL_FLAGS = ("--model", "--prm", "--policy")
 FILE_RE = re.compile(r"\.(jsonl|json|yaml|yml)$")
 
@@ -150,5 +152,8 @@ def test_readme_main_command_trains(tmp_path):
     proc = _run(argv, tmp_path, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
-    assert "== prosfi run summary" in proc.stdout
-    assert (tmp_path / "runs" / "cpu_kk" / "metrics.jsonl").is_file() or any(tmp_path.glob("runs/*/metrics.jsonl"))
+    assert "== prosfi run summary" in proc.stdout and "held-out problems (8," in proc.stdout
+    run = tmp_path / "runs" / "cpu_chains"
+    assert (run / "metrics.jsonl").is_file() and (run / "reward_curve.png").is_file()
+    summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+    assert summary["eval_before"]["n"] == summary["eval_after"]["n"] == 8

@@ -122,3 +122,19 @@ def gold_completion(problem: Problem, verifier=None) -> str | None:
         if any(v.status is not Status.VALID for v in verdicts):
             return None
     return render_completion(problem, steps)
+
+
+def sloppy_steps(steps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same steps, each citing only its first id (a chain's rule, not the fact it applies to).
+
+    What a careless model writes: the conclusions and the answer are right, but no step follows from
+    what it cites, so the verifier rejects the chain (a countermodel) while an outcome reward cannot
+    tell it from the gold one.
+    """
+    return [{**s, "dependencies": list(s["dependencies"][:1])} for s in steps]
+
+
+def sloppy_completion(problem: Problem) -> str | None:
+    """A completion with the gold answer and `sloppy_steps` (None where no gold steps are known)."""
+    steps = gold_steps(problem)
+    return render_completion(problem, sloppy_steps(steps)) if steps else None

@@ -27,7 +27,7 @@ MIRRORED: dict[str, tuple[str, str]] = {
     "tiny": ("prosfi.train.tiny", "TinyModelConfig"),
 }
 
-DATASETS = ("kk", "proverqa_gen", "proverqa_hub", "jsonl")
+DATASETS = ("kk", "proverqa_gen", "toy", "proverqa_hub", "jsonl")
 
 
 @dataclass
@@ -37,9 +37,15 @@ class _BaseScriptArguments:
     dataset: str = field(
         default="kk",
         metadata={
-            "help": "problems: kk (generated Knights & Knaves), proverqa_gen (generated ProverQA-style), "
+            "help": "problems: kk (generated Knights & Knaves), proverqa_gen (generated ProverQA-style), toy (the CPU "
+            "demo's short rule chains over a small vocabulary), "
             "proverqa_hub (opendatalab/ProverQA from the hub), jsonl (a Problem JSONL at dataset_path)"
         },
+    )
+    toy_layout: str = field(
+        default="shuffled",
+        metadata={"help": "dataset toy: 'shuffled' premises, or 'fixed' (fact h1, rules h2.. in chain order, "
+                  "distractors after: the ids to cite never change)"},
     )
     dataset_path: str | None = field(
         default=None,
@@ -49,7 +55,8 @@ class _BaseScriptArguments:
     dataset_seed: int = field(default=0, metadata={"help": "seed of the problem generator"})
     dataset_difficulty: str | None = field(
         default=None,
-        metadata={"help": "kk: people per puzzle, e.g. '2' or '3-5'; proverqa: easy, medium or hard"},
+        metadata={"help": "kk: people per puzzle, e.g. '2' or '3-5'; proverqa: easy, medium or hard; toy: rules "
+                  "per chain, e.g. '1-3'"},
     )
     dataset_exclude_uncertain: bool = field(
         default=False,
@@ -88,6 +95,12 @@ class _BaseScriptArguments:
         metadata={"help": "generated SFT sets of sft_size drawn with successive seeds and pooled: a small "
                   "generated space (2-person K&K: ~400 claim patterns) comes back with other names"},
     )
+    sft_sloppy_fraction: float = field(
+        default=0.0,
+        metadata={"help": "share of SFT gold traces replaced by a careless variant with the same answer whose "
+                  "steps cite only their rule (the verifier rejects them): a stand-in for a base model that "
+                  "answers right with unsound chains, which only a process reward can tell apart (0: off)"},
+    )
     sft_max_steps: int = field(default=-1, metadata={"help": "SFT optimizer steps (-1: use sft_num_train_epochs)"})
     sft_num_train_epochs: float = field(default=1.0, metadata={"help": "SFT epochs over the gold traces"})
     sft_learning_rate: float = field(default=2e-5, metadata={"help": "SFT learning rate"})
@@ -109,6 +122,12 @@ class _BaseScriptArguments:
     eval_limit: int = field(
         default=16, metadata={"help": "eval_data problems per source and difficulty (generated or the first N)"}
     )
+    eval_held_out: int = field(
+        default=0,
+        metadata={"help": "problems of the recipe's dataset, never seen in SFT or GRPO, evaluated (greedy) before "
+                  "and after GRPO; the run's summary shows both (0: off)"},
+    )
+    eval_batch_size: int = field(default=16, metadata={"help": "prompts per generate() call of the held-out evaluation"})
     dry_run: bool = field(
         default=False, metadata={"help": "print the resolved configuration and exit (no model, no verifier)"}
     )
@@ -220,6 +239,10 @@ def validate(script_args: Any) -> None:
         raise ValueError(f"dataset: {script_args.dataset!r} is not one of {', '.join(DATASETS)}")
     if script_args.dataset in ("jsonl",) and not script_args.dataset_path:
         raise ValueError("dataset_path: required when dataset is 'jsonl'")
+    if script_args.toy_layout not in ("shuffled", "fixed"):
+        raise ValueError(f"toy_layout: 'shuffled' or 'fixed', got {script_args.toy_layout!r}")
+    if not 0.0 <= script_args.sft_sloppy_fraction <= 1.0:
+        raise ValueError(f"sft_sloppy_fraction: between 0 and 1, got {script_args.sft_sloppy_fraction}")
     try:
         from prosfi.rewards import ALL_MODES
     except ImportError:

@@ -37,7 +37,7 @@ def ensure_model(script: Any, model_args: Any) -> None:
     with PartialState().main_process_first():
         if not is_model_dir(path):
             print(f"[prosfi] building the tiny model at {path}", flush=True)
-            build_tiny_model(path, sub_config(script, "tiny"))
+            build_tiny_model(path, sub_config(script, "tiny"), system_prompt=script.system_prompt)
 
 
 def make_verifier(script: Any):
@@ -135,6 +135,9 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
             model_path = run_sft(script, training, model_args, model_path, verifier=verifier)
             if sft_only:
                 return {"run_name": training.run_name, "where": {"sft model": model_path}}
+        from prosfi.train import heldout
+
+        held_out, eval_before = heldout.before(script, training, verifier, model_path)
         problems = from_script_args(script)
         dataset = grpo_dataset(problems, script.system_prompt, script.few_shot, script.reward_mode)
         training.model_init_kwargs = _init_kwargs(model_args, training)
@@ -165,6 +168,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
             trainer.save_model(str(out))
             write_model_card(trainer, out, model_args.model_name_or_path,
                              model_path != model_args.model_name_or_path)
+            eval_after = heldout.after(trainer, held_out, script, training, verifier)
     finally:
         _close(reward_funcs)
         verifier.close()
@@ -178,6 +182,8 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     rows = read_rows(metrics_path) or recorder.rows
     summary = summarize(rows, training.run_name or out.name, script.summary_window, where)
     if trainer.accelerator.is_main_process:
+        summary.add_held_out(eval_before, eval_after)
+        summary.plot_reward(rows, out / "reward_curve.png")
         (out / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
         print(summary.to_text(), flush=True)
     return summary.as_dict()

@@ -47,6 +47,14 @@ def proverqa_generated(count: int, seed: int, difficulty: str | None = None) -> 
     return generate(FOLGenConfig(difficulty=difficulty or "medium"), count, seed)
 
 
+def toy_chains(count: int, seed: int, difficulty: str | None = None, layout: str = "shuffled") -> list[Problem]:
+    """The CPU demo's toy rule chains; `difficulty` is the depth range, e.g. '1-3' (default) or '2'."""
+    from prosfi.data.toy import ToyConfig, generate
+
+    depths = _people_range(difficulty, default=(1, 3))
+    return generate(ToyConfig(min_depth=depths[0], max_depth=depths[-1], layout=layout), count, seed)
+
+
 def proverqa_hub(count: int, difficulty: str | None = None, path: str | None = None) -> list[Problem]:
     """opendatalab/ProverQA (a dev split, or the train file), or the same file read locally from `path`."""
     from prosfi.data.proverqa import load_proverqa
@@ -66,13 +74,16 @@ def from_jsonl(path: str, count: int) -> list[Problem]:
 
 
 def generate_problems(spec: str, count: int, seed: int = 0, difficulty: str | None = None,
-                      path: str | None = None, exclude_uncertain: bool = False) -> list[Problem]:
-    """Problems for dataset `spec` (kk, proverqa_gen, proverqa_hub, jsonl)."""
+                      path: str | None = None, exclude_uncertain: bool = False,
+                      toy_layout: str = "shuffled") -> list[Problem]:
+    """Problems for dataset `spec` (kk, proverqa_gen, toy, proverqa_hub, jsonl)."""
     if spec == "kk":
         problems = knights_and_knaves(count, seed, difficulty)
     elif spec == "proverqa_gen":
         # about a third of generated problems are Uncertain: draw enough that `count` remain
         problems = proverqa_generated(2 * count if exclude_uncertain else count, seed, difficulty)
+    elif spec == "toy":
+        problems = toy_chains(count, seed, difficulty, toy_layout)
     elif spec == "proverqa_hub":
         problems = proverqa_hub(count, difficulty, path)
     elif spec == "jsonl":
@@ -80,7 +91,7 @@ def generate_problems(spec: str, count: int, seed: int = 0, difficulty: str | No
             raise ValueError("dataset_path: required when dataset is 'jsonl'")
         problems = from_jsonl(path, count)
     else:
-        raise ValueError(f"dataset: {spec!r} is not one of kk, proverqa_gen, proverqa_hub, jsonl")
+        raise ValueError(f"dataset: {spec!r} is not one of kk, proverqa_gen, toy, proverqa_hub, jsonl")
     if exclude_uncertain:
         problems = [p for p in problems if p.answer_label != "Uncertain"][:count]
     if not problems:
@@ -99,4 +110,5 @@ def from_script_args(script: Any, count: int | None = None, seed_offset: int = 0
         # `chain_uncertain: exclude` leaves Uncertain problems out, like dataset_exclude_uncertain
         exclude_uncertain=bool(script.dataset_exclude_uncertain)
         or getattr(script, "chain_uncertain", "verify") == "exclude",
+        toy_layout=getattr(script, "toy_layout", "shuffled"),
     )

@@ -34,16 +34,25 @@ def grpo_dataset(problems: Sequence[Problem], system_prompt: str | None = None, 
 
 
 def sft_dataset(problems: Sequence[Problem], verifier: Any = None, system_prompt: str | None = None,
-                few_shot: int = 0):
-    """Prompt-completion rows on the gold traces of `problems` (problems without one are skipped)."""
+                few_shot: int = 0, sloppy_fraction: float = 0.0, seed: int = 0):
+    """Prompt-completion rows on the gold traces of `problems` (problems without one are skipped).
+
+    `sloppy_fraction` of them (chosen with `seed`) get `gold.sloppy_completion` instead: same answer,
+    a chain the verifier rejects (the CPU demo's stand-in for a careless base model).
+    """
+    import random
+
     from datasets import Dataset
 
-    from prosfi.data.gold import gold_completion
+    from prosfi.data.gold import gold_completion, sloppy_completion
     from prosfi.data.prompts import to_sft_row
 
+    sloppy = set(random.Random(seed).sample(range(len(problems)), round(sloppy_fraction * len(problems))))
     rows = []
-    for problem in problems:
+    for i, problem in enumerate(problems):
         completion = gold_completion(problem, verifier=verifier)
+        if completion and i in sloppy:
+            completion = sloppy_completion(problem)
         if completion:
             rows.append(to_sft_row(problem, completion, system_prompt=system_prompt, few_shot=few_shot))
     if not rows:
@@ -51,11 +60,12 @@ def sft_dataset(problems: Sequence[Problem], verifier: Any = None, system_prompt
     return Dataset.from_list(rows)
 
 
-def prompt_text(problem: Problem) -> str:
+def prompt_text(problem: Problem, system_prompt: str | None = None) -> str:
     """The prompt's messages as plain text (for training the tiny tokenizer)."""
     from prosfi.data.prompts import to_prompt_row
 
-    return "\n".join(m["content"] for m in to_prompt_row(problem)["prompt"])
+    row = to_prompt_row(problem, system_prompt) if system_prompt else to_prompt_row(problem)
+    return "\n".join(m["content"] for m in row["prompt"])
 
 
 def gold_text(problem: Problem) -> str | None:

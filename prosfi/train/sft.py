@@ -36,6 +36,7 @@ def sft_config(script: Any, training: Any):
         completion_only_loss=script.sft_completion_only_loss,
         gradient_accumulation_steps=1,
         lr_scheduler_type="cosine",
+        adam_beta2=training.adam_beta2,  # the recipe's optimizer for both stages (the CPU demo uses 0.95)
         warmup_steps=0.05,
         logging_steps=max(1, training.logging_steps),
         save_strategy="no",
@@ -63,7 +64,8 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
     if sft_done(training):
         return str(out)
     problems = sft_problems(script)
-    dataset = sft_dataset(problems, verifier=verifier, system_prompt=script.system_prompt, few_shot=script.few_shot)
+    dataset = sft_dataset(problems, verifier=verifier, system_prompt=script.system_prompt, few_shot=script.few_shot,
+                          sloppy_fraction=getattr(script, "sft_sloppy_fraction", 0.0), seed=training.seed)
     args = sft_config(script, training)
     args.model_init_kwargs = model_init_kwargs(model_args)
     trainer = SFTTrainer(

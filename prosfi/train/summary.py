@@ -107,6 +107,24 @@ class Summary:
     window: int
     rows: dict[str, tuple[str, float | None, float | None]] = field(default_factory=dict)
     where: dict[str, str] = field(default_factory=dict)
+    eval_before: dict[str, Any] | None = None  # held-out `overall` metrics (prosfi eval) before GRPO
+    eval_after: dict[str, Any] | None = None
+    eval_n_problems: int | None = None
+
+    def add_held_out(self, before: dict[str, Any] | None, after: dict[str, Any] | None) -> None:
+        """Attach the held-out evaluations (`prosfi eval` summaries) made before and after GRPO."""
+        if before is not None:
+            self.eval_before = before.get("overall", before)
+            self.eval_n_problems = before.get("n_problems")
+        if after is not None:
+            self.eval_after = after.get("overall", after)
+
+    def plot_reward(self, rows: Sequence[dict[str, Any]], path: str | Path) -> Path | None:
+        """The training reward per GRPO step (and its moving mean) as a PNG; None without matplotlib/rows."""
+        made = plot_reward_curve(rows, path, title=self.run_name)
+        if made is not None:
+            self.where["reward curve"] = str(made)
+        return made
 
     def to_text(self) -> str:
         w = self.window
@@ -118,14 +136,73 @@ class Summary:
         missing = [n for n in HEADLINES if n not in self.rows and n not in OPTIONAL]
         if missing:
             lines.append(f"(not logged by this reward mode: {', '.join(missing)})")
+        lines += self._held_out_lines()
         for label, path in self.where.items():
             lines.append(f"{label + ':':<18}{path}")
         return "\n".join(lines)
 
+    def _held_out_lines(self) -> list[str]:
+        if self.eval_before is None and self.eval_after is None:
+            return []
+        n = self.eval_n_problems or (self.eval_before or self.eval_after or {}).get("n")
+        lines = [f"held-out problems ({n}, never seen in SFT or GRPO; greedy; 95% bootstrap intervals):",
+                 f"{'':<18}{'before GRPO':>22}{'after GRPO':>22}"]
+        for key in HELD_OUT_METRICS:
+            cells = [_cell(m, key) for m in (self.eval_before, self.eval_after)]
+            lines.append(f"{key:<18}{cells[0]:>22}{cells[1]:>22}")
+        return lines
+
     def as_dict(self) -> dict[str, Any]:
-        return {"run_name": self.run_name, "steps": self.steps, "window": self.window,
-                "metrics": {n: {"key": k, "start": s, "end": e} for n, (k, s, e) in self.rows.items()},
-                "where": self.where}
+        out = {"run_name": self.run_name, "steps": self.steps, "window": self.window,
+               "metrics": {n: {"key": k, "start": s, "end": e} for n, (k, s, e) in self.rows.items()},
+               "where": self.where}
+        if self.eval_before is not None or self.eval_after is not None:
+            out["eval_before"] = self.eval_before
+            out["eval_after"] = self.eval_after
+        return out
+
+
+HELD_OUT_METRICS = ("reward_hit", "accuracy", "format_rate", "step_validity", "unknown_rate", "mean_steps")
+
+
+def _cell(metrics: dict[str, Any] | None, key: str) -> str:
+    if not metrics or metrics.get(key) is None:
+        return "n/a"
+    value = metrics[key]
+    ci = metrics.get(f"{key}_ci")
+    if key.startswith("mean_") or not ci or None in ci:
+        return f"{value:.3f}" if key.startswith("mean_") else f"{value:.3f}"
+    return f"{value:.3f} [{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def plot_reward_curve(rows: Sequence[dict[str, Any]], path: str | Path, title: str = "") -> Path | None:
+    """Reward per logged GRPO step and a moving mean over ~a tenth of the run, saved as a PNG."""
+    points = [(r.get("step", i), r["reward"]) for i, r in enumerate(rows) if "reward" in r]
+    if not points:
+        return None
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    steps, rewards = zip(*points)
+    w = max(1, len(rewards) // 10)
+    smooth = [sum(rewards[max(0, i - w + 1):i + 1]) / len(rewards[max(0, i - w + 1):i + 1]) for i in range(len(rewards))]
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.plot(steps, rewards, alpha=0.35, label="reward (batch mean)")
+    ax.plot(steps, smooth, label=f"moving mean ({w} steps)")
+    ax.set_xlabel("GRPO step")
+    ax.set_ylabel("reward")
+    ax.set_title(title or "training reward")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
 
 
 def _fmt(v: float | None) -> str:

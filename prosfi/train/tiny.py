@@ -63,10 +63,16 @@ class TinyModelConfig:
     )
     tie_word_embeddings: bool = field(default=True, metadata={"help": "share input and output embeddings"})
     corpus_problems: int = field(default=300, metadata={"help": "generated problems to train the tokenizer on"})
+    corpus: str = field(
+        default="kk,proverqa_gen",
+        metadata={"help": "comma-separated dataset specs whose generated prompts and gold traces the tokenizer "
+                  "learns from (the CPU demo uses only its own task, toy, so its words are single tokens)"},
+    )
     seed: int = field(default=0, metadata={"help": "seed for the corpus, the tokenizer and the weights"})
 
 
-def task_corpus(num_problems: int, seed: int) -> Iterator[str]:
+def task_corpus(num_problems: int, seed: int, specs: Iterable[str] = ("kk", "proverqa_gen"),
+                system_prompt: str | None = None) -> Iterator[str]:
     """Text the tokenizer learns from: generated prompts and gold traces plus fixed symbols.
 
     Uses prosfi's own generators when they are installed; the fixed symbol text alone still
@@ -74,22 +80,22 @@ def task_corpus(num_problems: int, seed: int) -> Iterator[str]:
     """
     yield from _FORMULA_TEXT
     yield from _MARKUP_TEXT
-    yield from _generated_text(num_problems, seed)
+    yield from _generated_text(num_problems, seed, specs, system_prompt)
 
 
-def _generated_text(num_problems: int, seed: int) -> Iterator[str]:
+def _generated_text(num_problems: int, seed: int, specs: Iterable[str], system_prompt: str | None) -> Iterator[str]:
     try:
         from prosfi.train.problems import generate_problems
         from prosfi.train.rows import gold_text, prompt_text
     except ImportError:  # data generators not available: symbols only
         return
-    for spec in ("kk", "proverqa_gen"):
+    for spec in specs:
         try:
             problems = generate_problems(spec, num_problems, seed=seed)
         except (ImportError, ValueError):
             continue
         for problem in problems:
-            yield prompt_text(problem)
+            yield prompt_text(problem, system_prompt)
             gold = gold_text(problem)
             if gold:
                 yield gold
@@ -121,8 +127,11 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int):
     return tokenizer
 
 
-def build_tiny_model(out_dir: str | Path, config: TinyModelConfig | None = None) -> Path:
-    """Train the tokenizer, initialise a random Qwen2ForCausalLM, save both under `out_dir`."""
+def build_tiny_model(out_dir: str | Path, config: TinyModelConfig | None = None,
+                     system_prompt: str | None = None) -> Path:
+    """Train the tokenizer, initialise a random Qwen2ForCausalLM, save both under `out_dir`.
+
+    `system_prompt` (a recipe's) goes into the tokenizer's corpus, so it costs few tokens per row."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
@@ -132,7 +141,9 @@ def build_tiny_model(out_dir: str | Path, config: TinyModelConfig | None = None)
     random.seed(config.seed)
     torch.manual_seed(config.seed)
 
-    tokenizer = train_tokenizer(task_corpus(config.corpus_problems, config.seed), config.vocab_size)
+    specs = [s.strip() for s in config.corpus.split(",") if s.strip()]
+    tokenizer = train_tokenizer(task_corpus(config.corpus_problems, config.seed, specs, system_prompt),
+                                config.vocab_size)
     model_config = Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=config.hidden_size,
