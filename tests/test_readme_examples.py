@@ -153,7 +153,7 @@ def test_readme_main_command_trains(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     assert "== prosfi run summary" in proc.stdout and "held-out problems (8," in proc.stdout
-    run = tmp_path / "runs" / "cpu_chains"
+    (run,) = [d for d in (tmp_path / "runs").glob("cpu_chains*") if (d / "summary.json").is_file()]
     assert (run / "metrics.jsonl").is_file() and (run / "reward_curve.png").is_file()
     summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
     assert summary["eval_before"]["n"] == summary["eval_after"]["n"] == 8
