@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -36,3 +37,15 @@ def pytest_collection_modifyitems(config, items):
                 gpu_reason = "" if _has_gpu() else "gpu: no CUDA device"
             if gpu_reason:
                 item.add_marker(pytest.mark.skip(reason=gpu_reason))
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> Path:
+    """A tiny random Qwen2 model and its tokenizer, built once per test session by `prosfi model tiny`
+    (read-only for the tests that use it)."""
+    from prosfi.cli import main
+
+    out = tmp_path_factory.mktemp("tiny") / "model"
+    assert main(["model", "tiny", "--out", str(out), "--vocab-size", "1024", "--hidden-size", "64",
+                 "--intermediate-size", "128", "--num-hidden-layers", "2", "--corpus-problems", "60"]) == 0
+    return out

@@ -16,14 +16,6 @@ pytest.importorskip("transformers")
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("tiny") / "model"
-    assert main(["model", "tiny", "--out", str(out), "--vocab-size", "1024", "--hidden-size", "64",
-                 "--intermediate-size", "128", "--num-hidden-layers", "2", "--corpus-problems", "60"]) == 0
-    return out
-
-
 def test_eval_of_the_tiny_model_writes_tables_plots_and_records(tiny_model, tmp_path, capsys):
     out = tmp_path / "eval"
     rc = main(["eval", "--data", "kk:2..3", "--data", "fol:easy", "--count", "2", "--model", str(tiny_model),

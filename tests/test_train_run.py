@@ -22,15 +22,6 @@ from prosfi.cli import main as prosfi_main
 pytest.importorskip("trl")
 
 
-@pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("tiny") / "model"
-    rc = prosfi_main(["model", "tiny", "--out", str(out), "--vocab-size", "1024", "--hidden-size", "64",
-                      "--intermediate-size", "128", "--num-hidden-layers", "2", "--corpus-problems", "60"])
-    assert rc == 0
-    return out
-
-
 def _recipe(tmp_path: Path, model: Path, **extra) -> str:
     body = {
         "model_name_or_path": str(model), "dataset": "kk", "dataset_difficulty": "2", "dataset_size": 16,
