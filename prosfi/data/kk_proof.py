@@ -25,7 +25,6 @@ from typing import Sequence
 
 from prosfi.logic import ast
 
-
 SEARCH_SECONDS = 10.0
 
 

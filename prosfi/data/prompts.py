@@ -71,14 +71,14 @@ def few_shot_examples(kind: str, k: int) -> list[tuple[Problem, str]]:
     seed = 0
     while len(out) < k and seed < 100:
         if kind == "assignment":
-            from prosfi.data.kk import KKConfig, build_problem, sample_statements, NAMES
+            from prosfi.data.kk import NAMES, KKConfig, build_problem, sample_statements
 
             rng = random.Random(10_000 + seed)
             cfg = KKConfig(people=2)
             names = rng.sample(NAMES, 2)
             p = build_problem(f"example-{seed}", names, sample_statements(rng, cfg), rng)
         else:
-            from prosfi.data.pqa_gen import FOLGenConfig, LABELS, generate_one
+            from prosfi.data.pqa_gen import LABELS, FOLGenConfig, generate_one
 
             rng = random.Random(10_000 + seed)
             p = generate_one(rng, FOLGenConfig(difficulty="easy", distractor_rules=1, distractor_facts=1),

@@ -10,7 +10,6 @@ Heavy imports (torch, transformers, vllm, httpx) happen inside the function that
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field

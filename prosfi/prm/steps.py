@@ -24,8 +24,8 @@ def as_step(step: Any):
 def chain_verdicts(problems: Sequence[Problem], chains: Sequence[Sequence[Any]], verifier, chain_config=None,
                    ) -> list[list[str]]:
     """Per chain, the verdict of every step (`valid`, `invalid`, `unknown`, `error`, `rejected`)."""
-    from prosfi.trace.answer import parse_answer
     from prosfi.chain import ChainBatch, ChainCheck, ChainConfig, Formulas
+    from prosfi.trace.answer import parse_answer
 
     config = chain_config or ChainConfig()
     formulas = Formulas()

@@ -7,11 +7,11 @@ shape: a schema error makes the completion a format failure with a reason.
 
 from __future__ import annotations
 
-from prosfi.jsonl import loads
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from prosfi.jsonl import loads
 from prosfi.trace.extract import completion_text, extract_blocks, strip_fence
 
 MAX_REASONS = 3  # schema errors listed in one reason; the rest are counted

@@ -17,10 +17,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from prosfi.train.tiny import TinyModelConfig, build_tiny_model
-
     import sys
     from pathlib import Path
+
+    from prosfi.train.tiny import TinyModelConfig, build_tiny_model
 
     try:
         config = TinyModelConfig(**{f.name: getattr(args, f.name) for f in dataclasses.fields(TinyModelConfig)})

@@ -99,8 +99,8 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     from accelerate import PartialState
     from trl import GRPOTrainer, get_peft_config
 
-    from prosfi.train.problems import from_script_args
     from prosfi.train.console import install as install_console
+    from prosfi.train.problems import from_script_args
     from prosfi.train.rows import grpo_dataset
     from prosfi.train.runlog import start_audit, write_model_card
     from prosfi.train.sft import run_sft, sft_done

@@ -14,8 +14,7 @@ import sys
 
 
 def assignments(argv: list[str]) -> dict[str, str]:
-    from prosfi.train.recipe import split_argv
-    from prosfi.train.recipe import resolve
+    from prosfi.train.recipe import resolve, split_argv
 
     recipe, overrides = split_argv(argv)
     with contextlib.redirect_stdout(sys.stderr):

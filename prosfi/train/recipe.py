@@ -225,7 +225,6 @@ def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = Fa
     (script, training, model) dataclasses and script check; the defaults are `prosfi train`'s (with
     the GRPO sampling check).
     """
-    import yaml
 
     parser = make_parser(dataclass_types)
     known = _dests(parser)
