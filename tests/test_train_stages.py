@@ -15,26 +15,18 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 pytest.importorskip("trl")
 pytest.importorskip("deepspeed")
 
+from test_train_run import _recipe as tiny_recipe  # noqa: E402 - after the skips
+
 
 def _recipe(tmp_path: Path, model: Path, **extra) -> str:
-    body = {
-        "model_name_or_path": str(model), "dataset": "kk", "dataset_difficulty": "2", "dataset_size": 16,
-        "reward_mode": "prosfi", "verifier": {"backends": ["z3"], "workers": 1, "timeout_ms": 1000},
-        "torch_threads": 1, "use_cpu": True, "bf16": False, "gradient_checkpointing": False,
-        "dataloader_num_workers": 0, "per_device_train_batch_size": 4, "num_generations": 2,
-        "max_completion_length": 24, "max_steps": 2, "learning_rate": 1e-4, "logging_steps": 1,
-        "save_strategy": "steps", "save_steps": 2, "report_to": "none", "seed": 0, "disable_tqdm": True,
-        "sft": True, "sft_size": 8, "sft_max_steps": 2, "sft_per_device_train_batch_size": 4,
-        "sft_learning_rate": 1e-2, **extra,
-    }
-    path = tmp_path / "tiny_kk.yaml"
-    path.write_text(yaml.safe_dump(body))
-    return str(path)
+    """test_train_run's tiny K&K recipe with a 2-step SFT warm-up before GRPO."""
+    warm_up = {"save_steps": 2, "sft": True, "sft_size": 8, "sft_max_steps": 2,
+               "sft_per_device_train_batch_size": 4, "sft_learning_rate": 1e-2}
+    return tiny_recipe(tmp_path, model, **{**warm_up, **extra})
 
 
 def _free_port() -> int:

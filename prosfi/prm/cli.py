@@ -89,14 +89,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.prm_command == "train":
         return _train(args.argv)
+    commands = {"label": _label, "score": _score, "rerank": _rerank, "negatives": _negatives}
+    return guarded(f"prosfi prm {args.prm_command}", commands[args.prm_command], args)
+
+
+def guarded(name: str, command, args: argparse.Namespace) -> int:
+    """Run a prm/search command: a usage mistake is one line and exit 2, an endpoint or hub that stays
+    unreachable one line and exit 1, `| head` ends quietly (prosfi.cli)."""
     from prosfi.usage import one_line
 
     try:
-        return {"label": _label, "score": _score, "rerank": _rerank, "negatives": _negatives}[args.prm_command](args)
+        return command(args)
     except BrokenPipeError:  # `… | head`: prosfi.cli exits quietly
         raise
     except (ValueError, OSError) as exc:
-        print(f"prosfi prm {args.prm_command}: {one_line(exc)}", file=sys.stderr)
+        print(f"{name}: {one_line(exc)}", file=sys.stderr)
         return 2
     except RuntimeError as exc:  # an endpoint that still failed after its retries, a hub file not reachable here
         from prosfi.data.hub import HubUnavailable
@@ -104,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
 
         if not isinstance(exc, (EndpointError, HubUnavailable)):
             raise
-        print(f"prosfi prm {args.prm_command}: {one_line(exc)}", file=sys.stderr)
+        print(f"{name}: {one_line(exc)}", file=sys.stderr)
         return 1
 
 

@@ -88,23 +88,9 @@ def table(by_mode: dict[str, dict[str, Any]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from prosfi.usage import one_line
+    from prosfi.prm.cli import guarded
 
-    try:
-        return _run(args)
-    except BrokenPipeError:  # `… | head`: prosfi.cli exits quietly
-        raise
-    except (ValueError, OSError) as exc:
-        print(f"prosfi search: {one_line(exc)}", file=sys.stderr)
-        return 2
-    except RuntimeError as exc:  # an endpoint that still failed after its retries, a hub file not reachable here
-        from prosfi.data.hub import HubUnavailable
-        from prosfi.eval.endpoint import EndpointError
-
-        if not isinstance(exc, (EndpointError, HubUnavailable)):
-            raise
-        print(f"prosfi search: {one_line(exc)}", file=sys.stderr)
-        return 1
+    return guarded("prosfi search", _run, args)
 
 
 def _check_flags(args: argparse.Namespace, modes: list[str]) -> None:
