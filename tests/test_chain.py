@@ -64,8 +64,10 @@ def test_good_chain_is_valid(verifier):
 def test_wrong_intermediate_step_is_invalid(verifier):
     spec = [GOOD[0], ("s2", ["h2", "s1"], "Animal tom ∧ Dog tom"), GOOD[2]]
     r = check(verifier, ANIMALS, spec, "A")
-    assert verdicts(r) == {"s1": "valid", "s2": "invalid", "s3": "valid"}
-    assert not r.chain_valid and r.established and "s2" in r.reason
+    # s3 follows from s2, but s2 is false: a step built on an unverified step is not verified (issue 21)
+    assert verdicts(r) == {"s1": "valid", "s2": "invalid", "s3": "rejected"}
+    assert "builds on s2" in reason_of(r, "s3")
+    assert not r.chain_valid and not r.established and "s2" in r.reason
 
 
 @pytest.mark.parametrize("deps, why", [(["h9"], "unknown id 'h9'"), (["s3"], "forward reference"),
@@ -74,7 +76,8 @@ def test_bad_references_make_the_step_invalid(verifier, deps, why):
     spec = [GOOD[0], ("s2", ["h2", *deps], "Animal tom"), GOOD[2]]
     r = check(verifier, ANIMALS, spec, "A")
     assert verdicts(r)["s2"] == "invalid" and why in reason_of(r, "s2")
-    assert verdicts(r)["s3"] == "valid"  # later steps are still checked on their own
+    assert verdicts(r)["s3"] == "rejected"  # checked, valid on its own, but built on s2
+    assert "builds on s2" in reason_of(r, "s3") and "itself is valid" in reason_of(r, "s3")
     assert not r.chain_valid
 
 

@@ -129,7 +129,8 @@ def test_step_fraction_mode(verifier):
     names = ["verified", "wrong_step", "goal_missing", "wrong_answer"]
     r = score_batch([CASES[n][0] for n in names], [CASES[n][1] for n in names], verifier, cfg)
     assert r[0].reward == 1.0
-    assert r[1].reward == pytest.approx(0.3 + 0.7 * 2 / 3)  # two of three steps verified
+    # s2 invalid, s3 built on it: one of three verified, and the goal is not reached by a verified step
+    assert r[1].reward == pytest.approx(0.3 + 0.7 * 1 / 4)
     assert r[2].reward == pytest.approx(0.3 + 0.7 * 2 / 3)  # two verified, the goal step missing
     assert r[3].reward == 0.1
 
@@ -204,7 +205,7 @@ def test_log_metric_and_log_extra(verifier):
     assert got["prosfi/answer_accuracy"] == 0.5
     assert got["prosfi/chain_valid_rate"] == 0.25
     assert got["prosfi/mean_steps"] == 3.0
-    assert got["prosfi/verified_step_fraction"] == pytest.approx(8 / 9)
+    assert got["prosfi/verified_step_fraction"] == pytest.approx(7 / 9)  # s3 of wrong_step builds on its s2
     assert got["prosfi/unknown_fraction"] == 0.0
     assert got["prosfi/verify_ms"] >= 0.0 and 0.0 <= got["prosfi/cache_hit_rate"] <= 1.0
     ((column, values),) = extras
@@ -313,7 +314,7 @@ def test_audit_records(verifier, tmp_path):
     # global_step 7 = seven optimizer steps done: this batch trains step 8, as metrics.jsonl numbers it
     assert records[0]["problem_id"] == "animals" and records[0]["mode"] == "prosfi" and records[0]["step"] == 8
     assert records[0]["completion"] == texts[0]
-    assert [s["verdict"] for s in records[1]["steps"]] == ["valid", "invalid", "valid"]
+    assert [s["verdict"] for s in records[1]["steps"]] == ["valid", "invalid", "rejected"]
     assert records[2]["format_ok"] is False and records[2]["reason"]
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from prosfi.chain.config import ChainConfig
-from prosfi.chain.shape import facts, is_fact, is_literal, literals, small_countermodel
+from prosfi.chain.shape import facts, is_fact, is_literal, literals, quantified, small_countermodel
 from prosfi.chain.uncertain import GoalScope, goal_scope
 from prosfi.data.problem import Problem
 from prosfi.logic import FormulaError, canonical, parse
@@ -272,20 +272,30 @@ class ChainCheck:
         cfg = self.config
         shape = self.formulas.get(conclusion)
         cited = [self.formulas.get(text) for _, _, text, _ in refs]
-        rules = [r for (d, premise, _, carried), p in zip(refs, cited)
-                 for r in (([] if p.fact else [d]) if premise else carried)]
-        # a conclusion that is not a plain result (a rule with more than one fact, e.g. a bundle of a
-        # premise rule with something else) passes the premise rules it cites on to the steps citing it
-        carried = rules if not shape.fact and shape.facts >= 2 else []
+        direct = [d for (d, premise, _, _), p in zip(refs, cited) if premise and not p.fact]
+        brought = [r for (_, premise, _, carried) in refs if not premise for r in carried]
+        rules = direct + brought
+        # a conclusion that is not a plain result passes the premise rules it cites on to the steps
+        # citing it: a rule with more than one fact (a bundle of a premise rule with something else),
+        # or a quantified rule (a premise rule restated: its contrapositive, its clause form; or rules
+        # composed), which counts as the rules it restates wherever it is applied; a ground instance
+        # (`P a → Q a`) is a result of its own
+        rule_out = not shape.fact and shape.formula is not None and quantified(shape.formula)
+        carried = rules if not shape.fact and (shape.facts >= 2 or rule_out) else []
+        # a step that concludes a quantified rule applies nothing yet: it composes, citing at most
+        # max_rules premise rules itself (what it carries is counted where the result is applied)
+        applied = direct if rule_out else rules
         if cfg.reject_fresh_symbols:
             fresh = sorted(shape.symbols.difference(self.formulas.problem_symbols(self.problem),
                                                     *(p.symbols for p in cited)))
             if fresh:
                 return (f"fresh symbol {', '.join(fresh)} (reject_fresh_symbols): named nowhere in the problem "
                         "or the citations"), carried
-        if cfg.max_rules and len(rules) > cfg.max_rules:
-            return (f"applies {len(rules)} premise rules {', '.join(rules)} (max_rules {cfg.max_rules}): one "
-                    "step, one premise rule"), carried
+        if cfg.max_rules and len(applied) > cfg.max_rules:
+            via = [r for r in applied if r not in direct]
+            return (f"applies {len(applied)} premise rules {', '.join(applied)} (max_rules {cfg.max_rules}): one "
+                    "step, one premise rule" + (f" ({', '.join(via)} carried by a cited step: a bundle or a "
+                                                "restated rule counts as the rules it holds)" if via else "")), carried
         # the problem's own goal (or its negation) may state as many facts as it does: a True answer to
         # `P a ∧ Q a ∧ R a` needs a step that concludes all three, and the problem, not the policy, chose it
         goal_facts = shape.facts if shape.canonical is not None and shape.canonical in self._goal_forms() else 0
@@ -397,18 +407,36 @@ class ChainCheck:
             else:
                 results.append(StepResult(step.id, v.status.value, "" if v.valid else (v.detail or v.status.value),
                                           v.backend, v.ms))
+        self._taint(results)
         verified = {i for i, r in enumerate(results) if r.verified}
-        all_verified = len(verified) == len(results) >= self.config.min_steps
+        # no premise bears on the goal of an Uncertain claim: the honest chain is empty (nothing to derive)
+        min_steps = 0 if self._scope is not None and self._scope.empty else self.config.min_steps
+        all_verified = len(verified) == len(results) >= min_steps
         established, why = self._established(verified, equiv)
         reason = ""
-        if len(results) < self.config.min_steps:
-            reason = why if not established else f"{len(results)} step(s) given; min_steps is {self.config.min_steps}"
+        if len(results) < min_steps:
+            reason = why if not established else f"{len(results)} step(s) given; min_steps is {min_steps}"
         elif not all_verified:
             bad = next(r for r in results if not r.verified)
             reason = f"step {bad.id} {bad.verdict}" + (f": {bad.reason}" if bad.reason else "")
         elif not established:
             reason = why
         return ChainResult(tuple(results), all_verified, established, reason)
+
+    def _taint(self, results: list[StepResult]) -> None:
+        """A step that cites a step which is not verified is not verified either (transitively): a
+        valid inference from a false or unchecked step proves nothing (no ex falso in any mode)."""
+        index = {s.id: i for i, s in enumerate(self.steps)}
+        for i, step in enumerate(self.steps):
+            if not results[i].verified:
+                continue
+            bad = [d for d in dict.fromkeys(step.dependencies)
+                   if d not in self.premises and d in index and index[d] < i and not results[index[d]].verified]
+            if bad:
+                r = results[i]
+                results[i] = StepResult(step.id, REJECTED, (f"builds on {', '.join(bad)}, which is not verified (the "
+                                        "inference itself is valid)"),
+                                        r.backend, r.ms)
 
     def _established(self, verified: set[int], equiv: dict) -> tuple[bool, str]:
         if not self.claim.ok:

@@ -201,6 +201,21 @@ def is_fact(f: ast.Formula) -> bool:
     return True
 
 
+def quantified(f: ast.Formula) -> bool:
+    """Whether `f` has a quantifier anywhere: a rule about every (or some) individual, which later
+    steps can apply again and again, unlike a ground instance."""
+    stack = [f]
+    while stack:
+        g = stack.pop()
+        if isinstance(g, ast.QUANTIFIERS):
+            return True
+        if isinstance(g, ast.Not):
+            stack.append(g.body)
+        elif isinstance(g, ast.BINARY):
+            stack.extend((g.left, g.right))
+    return False
+
+
 def literals(f: ast.Formula) -> list[ast.Formula]:
     """The literal conjuncts of `f` (flattening `∧`): what a step concluding `f` shows outright."""
     out, stack = [], [f]

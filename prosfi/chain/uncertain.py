@@ -6,6 +6,11 @@ relevant (cites only relevant premises or relevant steps, names only relevant pr
 says something about the goal's constants or is cited by a step that does), it derives every
 literal about the goal's constants that forward chaining over the relevant premises forces
 (`relevant_derivation`), and the verifier finds countermodels to the goal and to its negation.
+
+When no premise bears on the goal (no premise names a predicate of the goal, so the relevant set is
+empty), there is nothing to derive and every step would be irrelevant: the honest chain is the empty
+one (`<steps>[]</steps>`), earned when the verifier finds countermodels both ways (`min_steps` does
+not apply). Where any premise bears on the goal, `min_steps` and the rules above stand.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ class GoalScope:
     constants: frozenset[str]  # the goal's constants
     required: tuple[str, ...]  # literals the chain must derive (texts)
     error: str = ""  # why no Uncertain chain can be earned here
+    empty: bool = False  # no premise bears on the goal: the honest chain is the empty one
 
 
 def goal_scope(problem: Problem) -> GoalScope:
@@ -41,8 +47,8 @@ def _scope(key: tuple) -> GoalScope:
     try:
         ids, preds = relevant_premises(problem)
         consts = goal_constants(problem)
-        if not ids:
-            return GoalScope(ids, preds, consts, (), "no premise bears on the goal")
+        if not ids:  # nothing to derive: the empty chain, if countermodels exist both ways
+            return GoalScope(ids, preds, consts, (), empty=True)
         _, required = relevant_derivation(problem)
     except Exception as exc:  # noqa: BLE001 - a premise outside what the chainer reads
         return GoalScope(frozenset(), frozenset(), frozenset(), (), f"cannot compute the relevant derivation: {exc!r}"[:200])

@@ -288,10 +288,11 @@ def relevant_derivation(problem: Problem) -> tuple[list[dict[str, Any]], list[st
 def derive_uncertain(problem: Problem, max_steps: int = 64) -> list[dict[str, Any]] | None:
     """The relevant derivation as gold steps: every literal about the goal's constants that the
     premises bearing on the goal force, with the steps they need; when none is forced, one step
-    folding known literals into a relevant premise's instance about the goal's constants."""
+    folding known literals into a relevant premise's instance about the goal's constants. When no
+    premise bears on the goal, the empty chain (`prosfi.chain.uncertain`)."""
     ids, _ = relevant_premises(problem)
     if not ids:
-        return None
+        return []
     steps, required = relevant_derivation(problem)
     goal = problem.goal.strip()
     if goal in required or f"¬ {goal}" in required or (goal.startswith("¬ ") and goal[2:] in required):
