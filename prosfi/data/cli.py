@@ -199,21 +199,47 @@ def _gold(args) -> int:
     from prosfi.data.prompts import to_sft_row
 
     problems = list(read_problems(args.problems))
-    rows, missing = [], []
+    found: list[tuple[Problem, str]] = []
+    missing: list[str] = []
+    skipped: list[tuple[str, str]] = []  # (problem id, why): a failure or a trace below the top reward
     ctx = contextlib.nullcontext(None) if args.no_verify else _verifier(args.backends)
     with ctx as verifier:
         for p in problems:
-            text = gold_completion(p, verifier)
+            try:
+                text = gold_completion(p, verifier)
+            except Exception as exc:  # noqa: BLE001 - one bad problem never costs the others
+                skipped.append((p.id, f"gold search failed: {exc!r}"[:200]))
+                continue
             if text is None:
                 missing.append(p.id)
-            elif args.sft:
-                rows.append({"problem_id": p.id, **to_sft_row(p, text, few_shot=args.few_shot)})
             else:
-                rows.append({"problem_id": p.id, "completion": text})
+                found.append((p, text))
+        if verifier is not None and found:  # every trace written earns the top reward, or is not written
+            from prosfi.rewards.config import RewardConfig
+            from prosfi.rewards.score import score_batch
+
+            top = RewardConfig().right_verified
+            results = score_batch([p for p, _ in found], [t for _, t in found], verifier)
+            kept = []
+            for (p, text), r in zip(found, results):
+                if r.reward == top:
+                    kept.append((p, text))
+                else:
+                    skipped.append((p.id, f"gold trace scores {r.reward}: {r.reason}"[:200]))
+            found = kept
+    rows = [{"problem_id": p.id, **to_sft_row(p, text, few_shot=args.few_shot)} if args.sft
+            else {"problem_id": p.id, "completion": text} for p, text in found]
     n = _write_rows(rows, args.output)
-    _say(f"wrote {n} gold {'SFT rows' if args.sft else 'completions'} to {args.output}")
+    total = len(problems)
+    share = f" ({100 * n / total:.0f}%)" if total else ""
+    _say(f"wrote {n} gold {'SFT rows' if args.sft else 'completions'} for {n} of {total} problems{share} "
+         f"to {args.output}")
     if missing:
         _say(f"no gold trace for {len(missing)} problem(s) (no known derivation): {', '.join(missing[:10])}")
+    for pid, why in skipped[:10]:
+        _say(f"skipped {pid}: {why}")
+    if skipped:
+        _say(f"skipped {len(skipped)} problem(s) (reasons above)")
     return 0
 
 

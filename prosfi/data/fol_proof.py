@@ -21,6 +21,7 @@ from prosfi.logic import ast
 
 MAX_INSTANCES = 20_000
 MAX_ATOMS = 10
+MAX_GOAL_LITERALS = 4  # literals one step may combine into a compound goal (max_dependencies)
 
 
 def _subst(f, var: str, const: str):
@@ -105,6 +106,54 @@ def _instances(f, constants: list[str]):
             yield g
 
 
+def _conjuncts(f) -> list:
+    """The conjuncts of `f` under a prefix of ∃ (`∃ x, A x ∧ B c` -> [A x, B c])."""
+    while isinstance(f, ast.Exists):
+        f = f.body
+    out, stack = [], [f]
+    while stack:
+        g = stack.pop()
+        if isinstance(g, ast.And):
+            stack.extend((g.right, g.left))
+        else:
+            out.append(g)
+    return out
+
+
+def _exists_step(problem: Problem, goal) -> list[dict[str, Any]] | None:
+    """A True `∃ x, φ x` whose conjuncts all occur in one premise `∃ y, … ∧ φ y ∧ …`: one step."""
+    from prosfi.logic import parse, pretty
+
+    if problem.answer_label != "True" or not isinstance(goal, ast.Exists) or isinstance(goal.body, ast.Exists):
+        return None
+    for p in problem.premises:
+        f = parse(p.formal)
+        if not isinstance(f, ast.Exists) or isinstance(f.body, ast.Exists):
+            continue
+        have = {pretty(c) for c in _conjuncts(f)}
+        want = [pretty(_subst_var(c, goal.var, f.var)) for c in _conjuncts(goal)]
+        if all(w in have for w in want) and pretty(f) != pretty(goal):
+            return [{"id": "s1", "dependencies": [p.id], "conclusion": problem.goal, "rule": "exists_weakening"}]
+    return None
+
+
+def _subst_var(f, old: str, new: str):
+    """Rename the free variable `old` to `new` (a bound variable of the same formula shape)."""
+    if isinstance(f, ast.Var):
+        return ast.Var(new) if f.name == old else f
+    if isinstance(f, (ast.Fn, ast.Pred)):
+        return replace(f, args=tuple(_subst_var(a, old, new) for a in f.args))
+    if isinstance(f, ast.Not):
+        return ast.Not(_subst_var(f.body, old, new))
+    if isinstance(f, ast.BINARY):
+        return type(f)(_subst_var(f.left, old, new), _subst_var(f.right, old, new))
+    if isinstance(f, ast.QUANTIFIERS):
+        return f if f.var == old else replace(f, body=_subst_var(f.body, old, new))
+    if isinstance(f, ast.Eq):
+        return ast.Eq(_subst_var(f.left, old, new), _subst_var(f.right, old, new))
+    return f
+
+
 def _literal(atom: str, value: bool) -> str:
     return atom if value else f"¬ {atom}"
 
@@ -128,6 +177,13 @@ class _Chainer:
             if isinstance(f, ast.Not) and isinstance(f.body, ast.Pred) and _ground(f.body):
                 self.known.setdefault(_key(f.body), (False, pid))
                 continue
+            if isinstance(f, ast.Exists):  # `∃ x, A x ∧ G c`: its ground literal conjuncts are known
+                for lit in _conjuncts(f):
+                    neg = isinstance(lit, ast.Not)
+                    atom = lit.body if neg else lit
+                    if isinstance(atom, ast.Pred) and _ground(atom):
+                        self.known.setdefault(_key(atom), (not neg, pid))
+                continue
             for g in _instances(f, self.constants):
                 self.tick()
                 atoms = _atoms(g, [])
@@ -136,7 +192,7 @@ class _Chainer:
                     self.instances.append((pid, atoms, w, w.mask(g)))
                     self.ground[len(self.instances) - 1] = g
 
-    def _force(self, pid, atoms, w: Worlds, mask: int) -> bool:
+    def _force(self, pid, atoms, w: Worlds, mask: int, index: int | None = None) -> bool:
         cited = [(a, self.known[a]) for a in atoms if a in self.known]
         base = mask
         for a, (v, _) in cited:
@@ -162,15 +218,51 @@ class _Chainer:
                                                "conclusion": _literal(atom, value), "rule": "instantiation"})
                             self.known[atom] = (value, sid)
                             return True
+                if index is not None and len(cited) > 3:  # forced, but only with more than three literals
+                    return self._fold(pid, index, w, mask, cited, atom, value)
         return False
+
+    def _fold(self, pid, index: int, w: Worlds, mask: int, cited, atom: str, value: bool) -> bool:
+        """Force `atom` from an instance that needs more than three known literals: fold three at a time
+        into the instance (each fold a step concluding what is left of it), then conclude the literal."""
+        from prosfi.logic import pretty
+
+        lit = w.atom_mask[atom] if value else w.full ^ w.atom_mask[atom]
+
+        def forced(items) -> bool:
+            m = mask
+            for a, (v, _) in items:
+                m &= w.atom_mask[a] if v else w.full ^ w.atom_mask[a]
+            return m & ~lit & w.full == 0
+
+        need = list(cited)
+        for item in list(need):  # the fewest literals that still force it
+            rest = [x for x in need if x is not item]
+            if forced(rest):
+                need = rest
+        if len(need) <= 3:
+            return False
+        ref, formula = pid, self.ground[index]
+        while len(need) > 3:
+            chunk, need = need[:3], need[3:]
+            formula = _simplify(formula, dict(chunk))
+            sid = f"s{len(self.steps) + 1}"
+            self.steps.append({"id": sid, "dependencies": [ref] + [r for _, (_, r) in chunk],
+                               "conclusion": pretty(formula), "rule": "instantiation"})
+            ref = sid
+        sid = f"s{len(self.steps) + 1}"
+        self.steps.append({"id": sid, "dependencies": [ref] + [r for _, (_, r) in need],
+                           "conclusion": _literal(atom, value), "rule": "instantiation"})
+        self.known[atom] = (value, sid)
+        return True
 
     def run(self, stop_atom: str | None) -> None:
         progress = True
         while progress and len(self.steps) < 400:
             progress = False
-            for inst in self.instances:
+            for index, inst in enumerate(self.instances):
                 self.tick()
-                if self._force(*inst):
+                if self._force(*inst, index=index):
                     progress = True
                     if stop_atom is not None and stop_atom in self.known:
                         return
@@ -208,8 +300,10 @@ def _derive_label(problem: Problem, max_steps: int) -> list[dict[str, Any]] | No
     goal = ch.goal
     negated = isinstance(goal, ast.Not)
     atom_f = goal.body if negated else goal
+    if isinstance(goal, ast.Exists):
+        return _exists_step(problem, goal)
     if not (isinstance(atom_f, ast.Pred) and _ground(atom_f)):
-        return None
+        return _derive_compound(problem, ch, max_steps)
     atom = _key(atom_f)
     if atom in ch.known and ch.known[atom][1] in problem.premise_map:
         return None  # the goal is a premise: nothing to derive
@@ -227,6 +321,35 @@ def _derive_label(problem: Problem, max_steps: int) -> list[dict[str, Any]] | No
                               "conclusion": f"¬ {problem.goal}", "rule": "double_negation"})
         return steps if len(steps) <= max_steps else None
     return None
+
+
+def _derive_compound(problem: Problem, ch: _Chainer, max_steps: int) -> list[dict[str, Any]] | None:
+    """A ground compound goal (`P a ∧ ¬ Q a`, `A → B`, `Xor' A B`): forward chaining to a fixpoint,
+    then one step from the fewest known literals (at most `MAX_GOAL_LITERALS`) that decide it the way
+    the label says, concluding the goal (True) or `¬ (goal)` (False)."""
+    goal = ch.goal
+    if not _ground(goal) or problem.answer_label not in ("True", "False"):
+        return None
+    atoms = _atoms(goal, [])
+    if not 0 < len(atoms) <= MAX_ATOMS:
+        return None
+    ch.run(stop_atom=None)
+    w = Worlds(atoms)
+    want = w.mask(goal) if problem.answer_label == "True" else w.full ^ w.mask(goal)
+    known = [(a, ch.known[a]) for a in atoms if a in ch.known]
+    for k in range(1, min(MAX_GOAL_LITERALS, len(known)) + 1):
+        for combo in itertools.combinations(known, k):
+            m = w.full
+            for a, (v, _) in combo:
+                m &= w.atom_mask[a] if v else w.full ^ w.atom_mask[a]
+            if m and m & ~want & w.full == 0:
+                text = problem.goal if problem.answer_label == "True" else f"¬ ({problem.goal})"
+                last = {"id": "_last", "dependencies": [ref for _, (_, ref) in combo], "conclusion": text,
+                        "rule": "truth_table"}
+                steps = _closure(ch.steps + [last], ["_last"])
+                return steps if len(steps) <= max_steps else None
+    return None
+
 
 
 def _predicates(f) -> set[str]:
@@ -304,8 +427,13 @@ def derive_uncertain(problem: Problem, max_steps: int = 64) -> list[dict[str, An
     ch = _Chainer(problem, only=ids)
     ch.run(stop_atom=None)
     consts = goal_constants(problem)
-    step = _residual_step(ch, consts) or _instance_step(ch, consts)
-    return [step] if step else None
+    step = _residual_step(ch, consts) or _instance_step(ch, consts) or _clause_step(ch, consts)
+    if step is None:
+        return None
+    # the literals it folds in may be derived: their derivation comes first (ids renumbered)
+    step = {**step, "id": "_last"}
+    kept = _closure(ch.steps + [step], ["_last"])
+    return kept if len(kept) <= max_steps else None
 
 
 def _instance_step(ch: _Chainer, consts: frozenset[str]) -> dict[str, Any] | None:
@@ -316,6 +444,27 @@ def _instance_step(ch: _Chainer, consts: frozenset[str]) -> dict[str, Any] | Non
     for i, (pid, atoms, _, _) in enumerate(ch.instances):
         if isinstance(premises[pid], ast.Forall) and any(_mentions(a, consts) for a in atoms):
             return {"id": "s1", "dependencies": [pid], "conclusion": pretty(ch.ground[i]), "rule": "instantiation"}
+    return None
+
+
+def _clause_step(ch: _Chainer, consts: frozenset[str]) -> dict[str, Any] | None:
+    """When no relevant rule is quantified and nothing is known: the shortest clause a relevant ground
+    premise about the goal's constants implies (`Xor' (P a) (Q a)` gives `P a ∨ Q a`)."""
+    from prosfi.logic import parse, pretty
+
+    for pid, atoms, w, mask in ch.instances:
+        if len(atoms) > 4 or not any(_mentions(a, consts) for a in atoms):
+            continue
+        for k in range(2, len(atoms) + 1):
+            for subset in itertools.combinations(atoms, k):
+                for signs in itertools.product((True, False), repeat=k):
+                    clause = 0
+                    for a, v in zip(subset, signs):
+                        clause |= w.atom_mask[a] if v else w.full ^ w.atom_mask[a]
+                    if mask & ~clause & w.full == 0 and clause != w.full:
+                        text = " ∨ ".join(_literal(a, v) for a, v in zip(subset, signs))
+                        if pretty(parse(text)) != pretty(dict(ch.premises)[pid]):
+                            return {"id": "s1", "dependencies": [pid], "conclusion": text, "rule": "weakening"}
     return None
 
 

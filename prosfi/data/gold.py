@@ -5,7 +5,8 @@ Knights & Knaves steps come from a propositional search (`kk_proof`); True/False
 problems we generated carry their derivation in `extra["proof"]`; other True/False problems (public
 ProverQA) get one by forward chaining over ground instances (`fol_proof`), or None; every Uncertain
 problem gets the relevant derivation (`fol_proof.derive_uncertain`: what the premises bearing on the
-goal force about its constants), compound goals included.
+goal force about its constants; the empty chain when no premise bears on the goal), compound goals
+included.
 """
 
 from __future__ import annotations
@@ -113,14 +114,22 @@ def render_completion(problem: Problem, steps: Sequence[dict[str, Any]]) -> str:
 
 
 def gold_completion(problem: Problem, verifier=None) -> str | None:
-    """A gold completion, or None when no derivation is known (or the verifier rejects a step)."""
+    """A gold completion, or None when no derivation is known, or (with a verifier) a step is not
+    proved or, for Uncertain, the verifier finds no countermodel to the goal or to its negation."""
     steps = gold_steps(problem)
     if steps is None:
         return None
     if verifier is not None:
-        verdicts = verifier.check_many(step_entailments(problem, steps))
-        if any(v.status is not Status.VALID for v in verdicts):
+        checks = step_entailments(problem, steps)
+        if problem.answer_label == "Uncertain":  # an Uncertain trace needs countermodels both ways
+            premises, goal = problem.premise_map, problem.goal or ""
+            checks += [Entailment(premises, goal, id="uncertain+"), Entailment(premises, f"¬ ({goal})", id="uncertain-")]
+        verdicts = verifier.check_many(checks)
+        n = len(steps)
+        if any(v.status is not Status.VALID for v in verdicts[:n]):
             return None
+        if any(v.status is not Status.INVALID for v in verdicts[n:]):
+            return None  # the premises entail the goal or its negation (or the verifier cannot tell)
     return render_completion(problem, steps)
 
 
