@@ -204,7 +204,7 @@ def test_generated_labels_are_confirmed_by_the_verifier_and_prover9(difficulty, 
     assert Counter(p.answer_label for p in problems) == {"True": 2, "False": 2, "Uncertain": 2}
     for p in problems:
         p.validate()
-        assert p.id.startswith(f"pqa-{difficulty}-") and lo <= p.extra["depth"] <= hi
+        assert p.id.startswith(f"fol-{difficulty}-") and lo <= p.extra["depth"] <= hi
         assert len(p.extra["proof"]) == p.extra["depth"]
         names = {tok for prem in p.premises for tok in re.findall(r"[^\s(),¬∧∨→↔∀∃']+", prem.formal)}
         names -= {"x", "Xor"}

@@ -224,4 +224,4 @@ def generate_one(rng: random.Random, cfg: FOLGenConfig, label: str, pid: str) ->
 def generate(cfg: FOLGenConfig, count: int, seed: int) -> list[Problem]:
     """`count` problems, labels True/False/Uncertain in turn (equal shares); deterministic in `seed`."""
     rng = random.Random(seed)
-    return [generate_one(rng, cfg, LABELS[i % 3], f"pqa-{cfg.difficulty}-{i:04d}") for i in range(count)]
+    return [generate_one(rng, cfg, LABELS[i % 3], f"fol-{cfg.difficulty}-{i:04d}") for i in range(count)]
