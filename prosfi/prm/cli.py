@@ -160,7 +160,12 @@ def _generations(args: argparse.Namespace, problems: dict[str, Any], out_dir: Pa
         raise ValueError(f"none of the {len(generations)} completions in {args.completions} names a problem of "
                          f"--data (first problem_id {generations[0].problem_id!r}); give the --data the "
                          "completions were made for")
-    return generations
+    kept = [g for g in generations if g.problem_id in problems]
+    if len(kept) < len(generations):  # another source, or --limit: as `prosfi eval`, left out and counted
+        first = next(g.problem_id for g in generations if g.problem_id not in problems)
+        print(f"[prosfi prm {args.prm_command}] note: {len(generations) - len(kept)} completion(s) name a problem "
+              f"not loaded from --data (first: {first!r}; another source, or --limit): left out", file=sys.stderr)
+    return kept
 
 
 def _check_generation_flags(args: argparse.Namespace) -> None:
@@ -428,7 +433,11 @@ def _rerank(args: argparse.Namespace) -> int:
         score_records(prm, records, problems)
     else:
         raise ValueError("give --scores FILE, or --prm DIR with --data and completions")
-    records = [r for r in records if r.get("source") is not None or "step_scores" in r]
+    known = [r for r in records if not ("source" in r and r["source"] is None)]  # scored without its problem
+    if len(known) < len(records):
+        print(f"[prosfi prm rerank] note: {len(records) - len(known)} record(s) name a problem not loaded when "
+              "they were scored (reason 'unknown problem'): left out", file=sys.stderr)
+    records = known
     if not records:
         raise ValueError("no scored completion of a known problem to rerank")
     sizes = sorted({len(c) for c in group(records).values()})

@@ -8,8 +8,9 @@ compete (all of them when none is). A completion with no step array aggregates t
 picked over one with steps). Ties go to the earlier sample.
 
 The picks are measured by the eval code (`prosfi.eval.metrics`), next to the baselines on the same
-candidates: majority vote over answers, a uniformly random pick (its expectation: the metrics of all
-K samples) and the oracle (a right, verified sample when there is one: pass@K for accuracy and for
+candidates: majority vote over answers, a uniformly random pick (its expectation: per problem the
+share of its K samples that are right, averaged over problems, so a problem weighs the same whatever
+its K) and the oracle (a right, verified sample when there is one: pass@K for accuracy and for
 reward hit).
 """
 
@@ -96,9 +97,31 @@ def rerank_table(records: Sequence[Record], aggregations: Sequence[str] = AGGREG
     rows = [row(f"prm:{how}" + ("+verifier" if vf else ""), picks(records, how, vf))
             for vf in (False, True) for how in aggregations]
     rows.append(row("majority", [majority(c) for c in groups.values()]))
-    rows.append(row("random (expected)", list(records)))
+    rows.append(_random_row(groups, k, n_boot))
     rows.append(row("oracle (pass@K)", [oracle(c) for c in groups.values()]))
     return rows
+
+
+def _random_row(groups: dict[str, list[Record]], k: Any, n_boot: int, seed: int = 0) -> dict[str, Any]:
+    """The expected metrics of a uniform pick among each problem's K candidates, averaged over problems
+    (each problem weighs the same whatever its K), with percentile intervals over resampled problems."""
+    import numpy as np
+
+    from prosfi.eval.metrics import bootstrap_ci
+
+    acc = np.array([np.mean([bool(c.get("answer_correct")) for c in cs]) for cs in groups.values()], float)
+    hit = np.array([np.mean([bool(c.get("answer_correct")) and bool(c.get("chain_valid")) for c in cs])
+                    for cs in groups.values()], float)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(acc), size=(n_boot, len(acc))) if len(acc) else None
+    ones = np.ones_like(acc)
+
+    def mean(v):
+        return round(float(v.mean()), 4) if len(v) else None
+
+    return {"method": "random (expected)", "problems": len(acc), "k": k, "accuracy": mean(acc),
+            "accuracy_ci": bootstrap_ci(acc, ones, rng, n_boot, idx=idx), "reward_hit": mean(hit),
+            "reward_hit_ci": bootstrap_ci(hit, ones, rng, n_boot, idx=idx)}
 
 
 def table_markdown(rows: Sequence[dict[str, Any]]) -> str:
