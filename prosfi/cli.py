@@ -52,16 +52,24 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     name, rest = argv[0], argv[1:]
     module_name, help_text = COMMANDS[name]
-    module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"prosfi {name}", description=help_text)
-    module.add_arguments(parser)
-    args = parser.parse_args(rest)
     try:
+        module = importlib.import_module(module_name)
+        parser = argparse.ArgumentParser(prog=f"prosfi {name}", description=help_text)
+        module.add_arguments(parser)
+        args = parser.parse_args(rest)
         return int(module.run(args) or 0)
     except BrokenPipeError:  # `prosfi check … | head`: the reader left; exit quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except ModuleNotFoundError as exc:  # an optional extra not installed: say which, in one line
+        from prosfi.usage import missing_extra
+
+        message = missing_extra(exc, f"prosfi {name}")
+        if message is None:
+            raise
+        print(message, file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

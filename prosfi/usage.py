@@ -47,4 +47,22 @@ def output_folder(path: str | Path, create: bool = True) -> Path:
     return out
 
 
-__all__ = ["check_model_path", "one_line", "output_folder"]
+# top-level module -> the optional extra (pyproject.toml) that installs it
+EXTRA_OF = {**dict.fromkeys(("torch", "trl", "transformers", "peft", "accelerate", "datasets", "tokenizers", "wandb",
+                             "deepspeed", "matplotlib", "httpx", "safetensors", "huggingface_hub"), "train"),
+            "vllm": "vllm", "lean_dojo": "lean"}
+_HINT = {"train": " (install torch first: pip install torch==2.13.0, or a CUDA build on GPU nodes)",
+         "vllm": " (GPU nodes)", "lean": " (and a Lean toolchain: see docs/lean.md)"}
+
+
+def missing_extra(exc: ModuleNotFoundError, command: str) -> str | None:
+    """The one-line message for a module that an optional extra installs (None: not an extra's module)."""
+    top = (exc.name or "").split(".")[0]
+    extra = EXTRA_OF.get(top)
+    if extra is None:
+        return None
+    return (f"{command} needs the `{extra}` extra (no module named {top!r}): pip install 'prosfi[{extra}]'"
+            f"{_HINT.get(extra, '')}")
+
+
+__all__ = ["EXTRA_OF", "check_model_path", "missing_extra", "one_line", "output_folder"]

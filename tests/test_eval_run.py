@@ -128,3 +128,24 @@ def test_evaluate_checkpoint_in_one_call(tiny_model, tmp_path):
                                  out_dir=tmp_path, label="before", plots=False)
     assert result.summary["model"] == "before" and result.summary["n_completions"] == 2
     assert result.summary["groups"][0]["source"] == "kk" and (tmp_path / "summary.md").exists()
+
+
+def test_compare_resamples_ten_thousand_times_by_default(tmp_path, capsys):
+    """docs/eval.md: p is twice the share of 10,000 resampled means on the other side of zero (issue 21)."""
+    runs = [str(FIXTURES / "eval_runs" / "base"), str(FIXTURES / "eval_runs" / "prosfi")]
+    assert main(["eval", "compare", *runs, "--no-plots", "-o", str(tmp_path / "a")]) == 0
+    assert json.loads((tmp_path / "a" / "compare.json").read_text())["n_boot"] == 10_000
+    assert main(["eval", "compare", *runs, "--no-plots", "--bootstrap", "2000", "-o", str(tmp_path / "b")]) == 0
+    assert json.loads((tmp_path / "b" / "compare.json").read_text())["n_boot"] == 2000
+
+
+def test_paired_bootstrap_in_blocks_matches_one_block():
+    import numpy as np
+
+    from prosfi.eval.compare import paired_bootstrap
+
+    rng = np.random.default_rng(1)
+    a, b = rng.random(300), rng.random(300) + 0.05
+    one = paired_bootstrap(a, b, n_boot=10_000, seed=3, block=10_000)
+    blocks = paired_bootstrap(a, b, n_boot=10_000, seed=3, block=700)
+    assert one == blocks and one["n"] == 300

@@ -74,7 +74,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label", default=None, help="the name of this run in tables and plots")
     parser.add_argument("--reward", default="prosfi", choices=("prosfi", "step_fraction"),
                         help="reward mode of the `reward` column (the metrics do not depend on it; default prosfi)")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default: %(default)s)")
+    parser.add_argument("--bootstrap", type=int, default=None,
+                        help="bootstrap resamples (default: 1000; `eval compare`: 10000)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--wandb", action="store_true", help="also log the summary, table and plots to wandb")
     j = parser.add_argument_group("LLM judge (off by default)")
@@ -208,6 +209,8 @@ def run(args: argparse.Namespace) -> int:
 
         return run_compare(args.compare[1:], args.output, n_boot=args.bootstrap, plots=not args.no_plots,
                            wandb=args.wandb)
+    if args.bootstrap is None:
+        args.bootstrap = 1000
     from prosfi.data.hub import HubUnavailable
 
     try:

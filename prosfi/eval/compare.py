@@ -35,14 +35,19 @@ def _per_problem(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]
     return {pid: {"group": g, "accuracy": c / n, "reward_hit": h / n} for pid, (g, n, c, h) in acc.items()}
 
 
-def paired_bootstrap(a: np.ndarray, b: np.ndarray, n_boot: int = 10_000, seed: int = 0,
-                     level: float = 0.95) -> dict[str, Any]:
-    """Mean of b - a over paired problems, its percentile interval and a two-sided p-value."""
+N_BOOT = 10_000  # resamples of `prosfi eval compare` (docs/eval.md)
+
+
+def paired_bootstrap(a: np.ndarray, b: np.ndarray, n_boot: int = N_BOOT, seed: int = 0,
+                     level: float = 0.95, block: int = 1000) -> dict[str, Any]:
+    """Mean of b - a over paired problems, its percentile interval and a two-sided p-value. Resamples
+    are drawn `block` at a time (vectorised, memory bounded by block x problems)."""
     d = np.asarray(b, float) - np.asarray(a, float)
     if len(d) == 0:
         return {"n": 0, "diff": None, "diff_ci": None, "p": None}
     rng = np.random.default_rng(seed)
-    means = d[rng.integers(0, len(d), size=(n_boot, len(d)))].mean(axis=1)
+    means = np.concatenate([d[rng.integers(0, len(d), size=(min(block, n_boot - start), len(d)))].mean(axis=1)
+                            for start in range(0, n_boot, max(block, 1))])
     lo, hi = np.quantile(means, [(1 - level) / 2, 1 - (1 - level) / 2])
     mean = float(d.mean())
     if mean == 0 and not d.any():
@@ -54,7 +59,7 @@ def paired_bootstrap(a: np.ndarray, b: np.ndarray, n_boot: int = 10_000, seed: i
             "p": round(p, 4)}
 
 
-def compare(dirs: Sequence[str | Path], n_boot: int = 10_000, seed: int = 0) -> dict[str, Any]:
+def compare(dirs: Sequence[str | Path], n_boot: int = N_BOOT, seed: int = 0) -> dict[str, Any]:
     """{"runs": [{dir, label, summary}], "tests": [{run, baseline, group, metric, n, diff, diff_ci, p}]}."""
     from prosfi.eval.evaluate import read_records, read_summary
 
@@ -126,7 +131,7 @@ def to_markdown(result: dict[str, Any]) -> str:
         group = "overall" if t["source"] is None else f"{t['source']} {t['difficulty'] or ''}".strip()
         ci = "–" if t["diff_ci"] is None else f"[{100 * t['diff_ci'][0]:+.1f}, {100 * t['diff_ci'][1]:+.1f}]"
         diff = "–" if t["diff"] is None else f"{100 * t['diff']:+.1f}"
-        n_boot = result.get("n_boot", 10_000)
+        n_boot = result.get("n_boot", N_BOOT)
         if t["p"] is None:
             p = "–"
         else:  # a p of 0 means no resample crossed zero: below the bootstrap's resolution
@@ -136,13 +141,15 @@ def to_markdown(result: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def run_compare(dirs: Sequence[str], output: str | None = None, n_boot: int = 10_000, plots: bool = True,
+def run_compare(dirs: Sequence[str], output: str | None = None, n_boot: int | None = None, plots: bool = True,
                 wandb: bool = False) -> int:
     """The `prosfi eval compare` command: prints the table; writes compare.{json,md} and plots to output."""
     from prosfi.usage import one_line, output_folder
 
     try:
-        result = compare(dirs, n_boot=max(n_boot, 1000))
+        if n_boot is not None and n_boot < 1:
+            raise ValueError(f"--bootstrap {n_boot}: give at least 1 resample")
+        result = compare(dirs, n_boot=N_BOOT if n_boot is None else n_boot)
         out = output_folder(output or Path("runs") / "eval" / "compare")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"prosfi eval compare: {one_line(exc)}", file=sys.stderr)
@@ -172,4 +179,4 @@ def run_compare(dirs: Sequence[str], output: str | None = None, n_boot: int = 10
     return 0
 
 
-__all__ = ["compare", "paired_bootstrap", "run_compare", "to_markdown"]
+__all__ = ["N_BOOT", "compare", "paired_bootstrap", "run_compare", "to_markdown"]
