@@ -254,7 +254,9 @@ def test_prm_label_labels_every_usable_line(work):
                   cwd=work)
     no_traceback(proc)
     assert f"{HOSTILE_SKIPPED} line(s) skipped" in proc.stderr
-    assert len((work / "lab" / "completions.jsonl").read_text(encoding="utf-8").splitlines()) == HOSTILE_USABLE
+    # the not-a-problem line names no loaded problem: left out with a note (issue 21), not labelled
+    assert "1 completion(s) name a problem not loaded" in proc.stderr
+    assert len((work / "lab" / "completions.jsonl").read_text(encoding="utf-8").splitlines()) == HOSTILE_USABLE - 1
     stats = json.loads((work / "lab" / "stats.json").read_text())
     assert stats["train"]["chains"] + stats["val"]["chains"] >= 1
 

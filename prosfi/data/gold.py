@@ -65,19 +65,25 @@ def answer_text(problem: Problem) -> str:
     """The gold `<answer>` content: an option letter, or `(1) Zoey is a knave (2) Oliver is a knight`."""
     if problem.kind == "true_false_uncertain":
         return str(problem.answer)
-    return " ".join(f"({i + 1}) {name} is a {'knight' if problem.assignment[a] else 'knave'}"
+    from prosfi.data.kk import article, roles_of
+
+    good, bad = roles_of(problem)  # the puzzle's own words: `(1) Chloe is a saint (2) Sophia is a sinner`
+    return " ".join(f"({i + 1}) {name} is {article(good if problem.assignment[a] else bad)}"
                     for i, (name, a) in enumerate(zip(_names(problem), problem.atoms)))
 
 
 def _kk_english(problem: Problem, formula: str) -> str:
     """`¬ Knight zoey → Knight oliver` -> "if Zoey is a knave, then Oliver is a knight"."""
+    from prosfi.data.kk import article, roles_of
+
     by_atom = dict(zip(problem.atoms, _names(problem)))
+    good, bad = roles_of(problem)
 
     def lit(text: str) -> str:
         text = text.strip()
         neg = text.startswith("¬ ")
         atom = text[2:] if neg else text
-        return f"{by_atom.get(atom, atom)} is a {'knave' if neg else 'knight'}"
+        return f"{by_atom.get(atom, atom)} is {article(bad if neg else good)}"
 
     if " → " in formula:
         cond, concl = formula.split(" → ")

@@ -32,6 +32,31 @@ NAMES = (
 PREFIX = ("A very special island is inhabited only by knights and knaves. "
           "Knights always tell the truth, and knaves always lie.")
 POSTFIX = "So who is a knight and who is a knave?"
+ROLES = ("knight", "knave")  # the truth-teller's and the liar's word; other puzzles say saint/sinner, …
+
+
+def article(word: str) -> str:
+    """`a saint`, `an angel`."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
+def roles_of(problem: Problem) -> tuple[str, str]:
+    """The puzzle's words for knight and knave (`extra["roles"]`, default knight/knave)."""
+    r = problem.extra.get("roles") if isinstance(problem.extra.get("roles"), dict) else {}
+    return (str(r.get("knight") or ROLES[0]), str(r.get("knave") or ROLES[1]))
+
+
+_ISLAND = re.compile(r"inhabited only by (\w+?)s and (\w+?)s\b", re.IGNORECASE)
+
+
+def roles_in_quiz(quiz: str) -> tuple[str, str]:
+    """The role words a quiz introduces ("inhabited only by saints and sinners"), else knight/knave."""
+    m = _ISLAND.search(quiz or "")
+    return (m.group(1).lower(), m.group(2).lower()) if m else ROLES
+
+
+def question_for(roles: Sequence[str]) -> str:
+    return f"Who is {article(roles[0])} and who is {article(roles[1])}?"
 
 # Each template keeps the claim delimited: in double quotes, or after "that" up to the final period.
 SAYS = (
@@ -135,26 +160,27 @@ def sample_statements(rng: random.Random, cfg: KKConfig) -> tuple[Statement, ...
 
 
 # ---------------------------------------------------------------- rendering
-def render_claim(s: Statement, names: Sequence[str], top: bool = True) -> str:
-    """English for a claim; nested compound parts are bracketed so the text stays unambiguous."""
+def render_claim(s: Statement, names: Sequence[str], top: bool = True, roles: Sequence[str] = ROLES) -> str:
+    """English for a claim in the puzzle's role words; nested compound parts are bracketed so the text
+    stays unambiguous."""
     op = s[0]
     if op == "telling-truth":
-        return f"{names[s[1]]} is a knight"
+        return f"{names[s[1]]} is {article(roles[0])}"
     if op == "lying":
-        return f"{names[s[1]]} is a knave"
+        return f"{names[s[1]]} is {article(roles[1])}"
     if op == "not":
         inner = s[1]
         if inner[0] in ("telling-truth", "lying"):
-            role = "knight" if inner[0] == "telling-truth" else "knave"
-            text = f"{names[inner[1]]} is not a {role}"
+            role = roles[0] if inner[0] == "telling-truth" else roles[1]
+            text = f"{names[inner[1]]} is not {article(role)}"
         else:
-            text = f"it is not the case that {render_claim(inner, names, top=False)}"
+            text = f"it is not the case that {render_claim(inner, names, False, roles)}"
     elif op in ("and", "or"):
-        text = f" {op} ".join(render_claim(x, names, top=False) for x in s[1:])
+        text = f" {op} ".join(render_claim(x, names, False, roles) for x in s[1:])
     elif op == "->":
-        text = f"if {render_claim(s[1], names, top=False)} then {render_claim(s[2], names, top=False)}"
+        text = f"if {render_claim(s[1], names, False, roles)} then {render_claim(s[2], names, False, roles)}"
     elif op == "<=>":
-        text = f"{render_claim(s[1], names, top=False)} if and only if {render_claim(s[2], names, top=False)}"
+        text = f"{render_claim(s[1], names, False, roles)} if and only if {render_claim(s[2], names, False, roles)}"
     else:
         raise ValueError(f"unknown operator {op!r} in K&K statement")
     if top:
@@ -201,16 +227,19 @@ def constant_name(name: str) -> str:
     return c
 
 
-def answer_text(names: Sequence[str], world: Sequence[bool]) -> str:
+def answer_text(names: Sequence[str], world: Sequence[bool], roles: Sequence[str] = ROLES) -> str:
     """The gold answer in the public `solution_text_format` style, one line per inhabitant."""
-    return "\n".join(f"({i + 1}) {n} is a {'knight' if k else 'knave'}"
+    return "\n".join(f"({i + 1}) {n} is {article(roles[0] if k else roles[1])}"
                      for i, (n, k) in enumerate(zip(names, world)))
 
 
 def build_problem(pid: str, names: Sequence[str], statements: Sequence[Statement],
                   rng: random.Random | None = None, quiz: str | None = None,
-                  source: str = "knights_knaves") -> Problem:
-    """Problem record for a puzzle; `quiz` given (hub records) or rendered with `rng`-chosen phrasings."""
+                  source: str = "knights_knaves", roles: Sequence[str] = ROLES) -> Problem:
+    """Problem record for a puzzle; `quiz` given (hub records) or rendered with `rng`-chosen phrasings.
+    `roles`: the puzzle's words for knight and knave (premise texts, question and answer use them; the
+    formulas keep `Knight x`)."""
+    roles = (str(roles[0]).lower(), str(roles[1]).lower())
     sols = solutions(statements)
     if len(sols) != 1:
         raise ValueError(f"{pid}: the puzzle has {len(sols)} solutions, expected exactly one")
@@ -222,22 +251,36 @@ def build_problem(pid: str, names: Sequence[str], statements: Sequence[Statement
     sentences = []
     premises = []
     for i, (name, st) in enumerate(zip(names, statements)):
-        sentence = rng.choice(SAYS).format(name=name, content=render_claim(st, names))
+        sentence = rng.choice(SAYS).format(name=name, content=render_claim(st, names, roles=roles))
         sentence = sentence[0].upper() + sentence[1:]
         sentences.append(sentence)
         premises.append(Premise(id=f"h{i + 1}", text=sentence,
                                 formal=premise_formula(consts[i], st, consts)))
     if quiz is None:
         listing = ", ".join(names[:-1]) + f", and {names[-1]}" if len(names) > 2 else " and ".join(names)
-        quiz = f"{PREFIX} You meet {len(names)} inhabitants: {listing}. {' '.join(sentences)} {POSTFIX}"
+        quiz = f"{_prefix(roles)} You meet {len(names)} inhabitants: {listing}. {' '.join(sentences)} {_postfix(roles)}"
     atoms = [f"Knight {c}" for c in consts]
+    extra = {"names": list(names), "statements": repr(tuple(statements)),
+             "answer_text": answer_text(names, world, roles)}
+    if tuple(roles) != ROLES:
+        extra["roles"] = {"knight": roles[0], "knave": roles[1]}
     return Problem(
         id=pid, kind="assignment", premises=premises, source=source, context=quiz,
-        question="Who is a knight and who is a knave?", atoms=atoms,
-        assignment={a: v for a, v in zip(atoms, world)}, difficulty=len(names),
-        extra={"names": list(names), "statements": repr(tuple(statements)),
-               "answer_text": answer_text(names, world)},
+        question=question_for(roles), atoms=atoms,
+        assignment={a: v for a, v in zip(atoms, world)}, difficulty=len(names), extra=extra,
     )
+
+
+def _prefix(roles: Sequence[str]) -> str:
+    if tuple(roles) == ROLES:
+        return PREFIX
+    good, bad = roles
+    return (f"A very special island is inhabited only by {good}s and {bad}s. "
+            f"{good.capitalize()}s always tell the truth, and {bad}s always lie.")
+
+
+def _postfix(roles: Sequence[str]) -> str:
+    return f"So who is {article(roles[0])} and who is {article(roles[1])}?"
 
 
 def generate(cfg: KKConfig, count: int, seed: int) -> list[Problem]:
@@ -305,13 +348,16 @@ def problem_from_kk_record(rec: dict[str, Any], pid: str | None = None) -> Probl
             if not 0 <= atom < len(names):
                 raise ValueError(f"field 'statements': inhabitant index {atom} out of range")
     pid = pid or f"kk-{len(names)}-{int(rec.get('index', 0)):04d}"
-    problem = build_problem(pid, names, statements, quiz=rec["quiz"])
+    terms = rec.get("knight_knave_terms")  # reasoning-gym's metadata; else the quiz's own words
+    roles = ((str(terms["knight"]), str(terms["knave"])) if isinstance(terms, dict) and terms.get("knight")
+             and terms.get("knave") else roles_in_quiz(str(rec["quiz"])))
+    problem = build_problem(pid, names, statements, quiz=rec["quiz"], roles=roles)
     world = [problem.assignment[a] for a in problem.atoms]
     if list(rec["solution"]) != world:
         raise ValueError(f"{pid}: field 'solution' {rec['solution']} disagrees with the statements' "
                          f"unique solution {world}")
     # Keep the public wording of each claim: the premise text is the quiz sentence when we can find it.
-    sentences = quiz_sentences(rec["quiz"], len(names))
+    sentences = quiz_sentences(rec["quiz"], len(names), roles)
     if sentences:
         problem.premises = [Premise(p.id, p.formal, sentences[i]) for i, p in enumerate(problem.premises)]
     problem.extra["hub_index"] = rec.get("index")
@@ -329,17 +375,45 @@ def _atoms(s: Statement):
 _SENTENCE_BREAK = re.compile(r'(?<=[.!?])\s+(?=[A-Z"])|(?<=[.!?]")\s+(?=[A-Z"])')
 
 
-def quiz_sentences(quiz: str, n: int) -> list[str] | None:
+def quiz_sentences(quiz: str, n: int, roles: Sequence[str] = ROLES) -> list[str] | None:
     """The n claim sentences of a public quiz, in inhabitant order, or None if they cannot be split."""
     body = quiz.split("inhabitants:", 1)
     if len(body) != 2:
         return None
     rest = body[1]
-    # skip the name listing ("Zoey, and Oliver.") and drop the closing question
+    # skip the name listing ("Zoey, and Oliver.") and drop the closing question (and a format hint after it)
     rest = rest.split(".", 1)[1] if "." in rest else ""
-    rest = rest.replace(POSTFIX, "").strip()
+    for closing in (POSTFIX, _postfix(roles)):
+        rest = rest.split(closing, 1)[0] if closing in rest else rest
+    rest = rest.strip()
     sentences = [x.strip() for x in _SENTENCE_BREAK.split(rest) if x.strip()]
     return sentences if len(sentences) == n else None
+
+
+def problem_from_reasoning_gym(entry: dict[str, Any], pid: str) -> Problem:
+    """One reasoning-gym `knights_knaves` entry (`question`, `answer`, `metadata`: statements, solution,
+    names, knight_knave_terms) as a Problem in the puzzle's own words."""
+    md = entry.get("metadata") if isinstance(entry, dict) else None
+    if not isinstance(md, dict):
+        raise ValueError("reasoning-gym entry has no 'metadata'")
+    rec = {"quiz": entry.get("question", ""), "names": md.get("names"), "statements": _as_tuple(md.get("statements")),
+           "solution": md.get("solution"), "knight_knave_terms": md.get("knight_knave_terms"),
+           "index": md.get("source_index")}
+    problem = problem_from_kk_record(rec, pid)
+    problem.source = "reasoning_gym_knights_knaves"
+    if isinstance(entry.get("answer"), str):
+        problem.extra["answer_text"] = entry["answer"]  # "Chloe is a saint, and Sophia is a saint."
+    return problem
+
+
+def load_reasoning_gym(people: int, count: int, seed: int) -> list[Problem]:
+    """`count` puzzles of `people` inhabitants from reasoning-gym (`create_dataset("knights_knaves")`)."""
+    try:
+        import reasoning_gym
+    except ImportError as exc:
+        raise ValueError("rgkk needs reasoning-gym: pip install 'reasoning-gym>=0.1.25'") from exc
+    ds = reasoning_gym.create_dataset("knights_knaves", size=count, seed=seed, n_people=people)
+    return [problem_from_reasoning_gym(ds[i], f"rgkk-{people}-{i:04d}") for i in range(count)]
 
 
 def load_kk_hub(people: int, split: str = "test", limit: int | None = None) -> list[Problem]:

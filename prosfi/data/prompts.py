@@ -30,8 +30,8 @@ Formulas use Lean 4 syntax with the problem's own names: `P a`, `R a b`, `¬ A`,
 True/False/Uncertain questions: answer with the option letter. True needs a step concluding the \
 statement, False a step concluding its negation (¬ statement); Uncertain means neither follows: \
 derive every fact the premises about the statement force about its subject, with no other steps.
-Knights and knaves: answer `(1) Name is a knight (2) Name is a knave ...`, and conclude each \
-`Knight name` or `¬ Knight name` in a step."""
+Knights and knaves: answer `(1) Name is a knight (2) Name is a knave ...` (in the puzzle's own words \
+when it has them, e.g. saint/sinner), and conclude each `Knight name` or `¬ Knight name` in a step."""
 
 
 def user_prompt(problem: Problem) -> str:
@@ -53,10 +53,16 @@ def user_prompt(problem: Problem) -> str:
         lines += [f"{k}) {v}" for k, v in problem.options.items()]
         lines.append("Answer with the option letter.")
     else:
-        lines.append(f"Question: {problem.question or 'Who is a knight and who is a knave?'}")
+        from prosfi.data.kk import article, question_for, roles_of
+
+        roles = roles_of(problem)
+        lines.append(f"Question: {problem.question or question_for(roles)}")
         names = problem.extra.get("names") or [a.split()[-1].capitalize() for a in problem.atoms]
         lines.append("Assign every atom: " + ", ".join(f"{a} ({n})" for a, n in zip(problem.atoms, names)))
-        shape = " ".join(f"({i + 1}) {n} is a knight/knave" for i, n in enumerate(names))
+        if roles != ("knight", "knave"):
+            lines.append(f"`Knight name` means: name is {article(roles[0])}; `¬ Knight name`: name is "
+                         f"{article(roles[1])}.")
+        shape = " ".join(f"({i + 1}) {n} is {article(roles[0])}/{roles[1]}" for i, n in enumerate(names))
         lines.append(f"Answer as: {shape}")
     return "\n".join(lines)
 

@@ -8,6 +8,8 @@ Spec grammar (repeatable on the command line; see `SPEC_HELP`):
     proverqa:hard=FILE           a ProverQA dev JSON file as the benchmark ships it (proverqa:hard alone: the hub)
     kkhub:FILE | kkhub:3         K&K in the hub's format (K-and-K/knights-and-knaves): a local JSONL, or the
                                  hub's test file for that many people
+    rgkk:2..7                    reasoning-gym's knights_knaves (`count` per number of people), in each puzzle's
+                                 own role words (saints/sinners, heroes/villains, …)
     folio:FILE                   FOLIO JSONL (premises-FOL / conclusion-FOL / label), see prosfi.data.folio
 
 The contract other tools rely on: `load_source(spec, ...) -> Source` whose `problems` have unique ids
@@ -27,7 +29,8 @@ from prosfi.data.problem import Problem
 SPEC_HELP = ("problem source, repeatable: a problems JSONL path (or jsonl:PATH); kk:2..8 (generated Knights & "
              "Knaves by number of people); fol:hard or fol:easy,medium (generated ProverQA-style); "
              "proverqa:hard=FILE (a ProverQA dev JSON file; proverqa:hard alone fetches it from the hub); "
-             "kkhub:FILE or kkhub:3 (K&K in the hub's JSONL format); folio:FILE (FOLIO JSONL)")
+             "kkhub:FILE or kkhub:3 (K&K in the hub's JSONL format); rgkk:2..7 (reasoning-gym's knights_knaves, "
+             "in each puzzle's own words: saints/sinners, heroes/villains, …); folio:FILE (FOLIO JSONL)")
 
 FOL_DIFFICULTIES = ("easy", "medium", "hard", "extra")
 GROUP_KEY = "eval_group"  # Problem.extra key holding [source, difficulty] once a Source has loaded it
@@ -107,7 +110,7 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
     by the FOLIO loader to compare FOLIO's gold labels with the verifier's."""
     spec = spec.strip()
     kind, sep, rest = spec.partition(":")
-    known = ("jsonl", "kk", "fol", "proverqa", "kkhub", "kk_hub", "folio")
+    known = ("jsonl", "kk", "fol", "proverqa", "kkhub", "kk_hub", "folio", "rgkk")
     if not sep or (kind not in known and Path(spec).exists()):  # a bare path (even one with a colon)
         kind, rest = "jsonl", spec
     per_group = count if limit is None else min(count, limit)
@@ -124,6 +127,13 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
         src = Source("kk", spec)
         for n in _people(rest):
             src.problems += _tag(generate(KKConfig(people=n), per_group, seed + 1000 * n), "kk", n)
+        return _unique(src)
+    if kind == "rgkk":
+        from prosfi.data.kk import load_reasoning_gym
+
+        src = Source("rgkk", spec)
+        for n in _people(rest):
+            src.problems += _tag(load_reasoning_gym(n, per_group, seed + 1000 * n), "rgkk", n)
         return _unique(src)
     if kind == "fol":
         from prosfi.data.pqa_gen import FOLGenConfig

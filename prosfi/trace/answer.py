@@ -15,7 +15,26 @@ from prosfi.data.problem import DEFAULT_OPTIONS, Problem
 
 _OPPOSITE_ROLE = {"knight": "knave", "knave": "knight"}
 _ATOM = re.compile(r"^\s*([^\W\d][\w']*)\s+([^\W\d][\w']*)\s*$")
-_CLAIM = re.compile(r"([^\W\d][\w'-]*)\s+is\s+(not\s+)?(?:an?\s+)?(knight|knave)s?\b", re.IGNORECASE)
+
+
+def _claim_pattern(words: tuple[str, ...]) -> re.Pattern:
+    alternatives = "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
+    return re.compile(rf"([^\W\d][\w'-]*)\s+is\s+(not\s+)?(?:an?\s+)?({alternatives})s?\b", re.IGNORECASE)
+
+
+_CLAIM = _claim_pattern(("knight", "knave"))
+
+
+def _roles(problem: Problem) -> dict[str, bool]:
+    """Role word -> truth-teller? knight/knave always; the puzzle's own words (`extra["roles"]`) too."""
+    words = {"knight": True, "knave": False}
+    roles = problem.extra.get("roles")
+    if isinstance(roles, dict):
+        for key, value in (("knight", True), ("knave", False)):
+            word = roles.get(key)
+            if isinstance(word, str) and word.strip() and word.strip().lower() not in words:
+                words[word.strip().lower()] = value
+    return words
 
 
 @dataclass(frozen=True)
@@ -87,14 +106,16 @@ def _parse_assignment(problem: Problem, text: str) -> ParsedAnswer:
             return ParsedAnswer(reason=f"cannot read atom {atom!r} of the problem as `Knight name`")
         by_name[_name_key(m.group(2))] = (atom, m.group(1).lower())
     values: dict[str, bool] = {}
-    for m in _CLAIM.finditer(text):
+    words = _roles(problem)
+    pattern = _CLAIM if len(words) == 2 else _claim_pattern(tuple(words))
+    for m in pattern.finditer(text):
         name, negated, role = _name_key(m.group(1)), bool(m.group(2)), m.group(3).lower()
         if name not in by_name:
             return ParsedAnswer(reason=f"answer names {m.group(1)!r}, who is not in the problem")
         atom, atom_role = by_name[name]
         if atom in values:
             return ParsedAnswer(reason=f"answer assigns {m.group(1)!r} more than once")
-        values[atom] = (role == atom_role) != negated
+        values[atom] = (words[role] == words[atom_role]) != negated
     missing = [a for a in problem.atoms if a not in values]
     if missing:
         return ParsedAnswer(reason=f"answer does not assign {', '.join(missing)}")
