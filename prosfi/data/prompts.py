@@ -29,7 +29,8 @@ Formulas use Lean 4 syntax with the problem's own names: `P a`, `R a b`, `¬ A`,
 `A → B`, `A ↔ B`, `Xor' A B` (exactly one of A, B), `∀ x, P x → Q x`, `∃ x, P x`.
 True/False/Uncertain questions: answer with the option letter. True needs a step concluding the \
 statement, False a step concluding its negation (¬ statement); Uncertain means neither follows: \
-derive every fact the premises about the statement force about its subject, with no other steps.
+derive every fact the premises about the statement force about its subject, with no other steps \
+(when no premise names a predicate of the statement, nothing bears on it: the step array is []).
 Knights and knaves: answer `(1) Name is a knight (2) Name is a knave ...` (in the puzzle's own words \
 when it has them, e.g. saint/sinner), and conclude each `Knight name` or `¬ Knight name` in a step."""
 
