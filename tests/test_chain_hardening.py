@@ -129,3 +129,16 @@ def test_empty_chain_stays_closed_where_premises_bear_on_the_goal(verifier):
     [r] = score_batch([_problem("nothing-bears", OFF_GOAL, "Brave alice", "Uncertain")],
                       [_text([_step("s1", ["h1", "h2"], "Nice bob")], "C")], verifier)
     assert r.reward < 1.0 and "not relevant" in r.reason
+
+
+def test_premises_that_name_the_predicate_but_not_the_subject_leave_the_empty_chain(verifier):
+    """`∃ x, Brave x` and `Brave bob` name the goal's predicate but say nothing about alice (no constant
+    of hers, no ∀ to instantiate): nothing bears on `Brave alice`, the empty chain earns Uncertain."""
+    p = _problem("subject", OFF_GOAL + ["∃ x, Brave x", "Brave bob"], "Brave alice", "Uncertain")
+    assert gold_steps(p) == []
+    [r] = score_batch([p], [_text([], "C")], verifier)
+    assert r.reward == 1.0 and r.chain_valid, r.reason
+    # a ground premise about alice bears on her: no longer for free
+    q = _problem("subject2", OFF_GOAL + ["∃ x, Brave x", "Brave bob ∨ Calm alice"], "Brave alice", "Uncertain")
+    [r] = score_batch([q], [_text([], "C")], verifier)
+    assert r.reward < 1.0 and not r.chain_valid

@@ -2,9 +2,9 @@
 bad problem, never writes an Uncertain trace the verifier refutes, and every trace it writes earns the
 top reward.
 
-Fixtures: `folio_validation_head.jsonl` holds the first 16 records of FOLIO's validation split
-(Yale-LILY/FOLIO, data/v0.0/folio-validation.jsonl, CC BY-SA 4.0; `example_id` added, one record's FOL
-does not parse, as in the original); `folio_shapes.jsonl` and `proverqa_hard_shapes.json` are written
+Fixtures: `folio_validation_head.jsonl` holds the first 35 records of FOLIO's validation split
+(Yale-LILY/FOLIO, data/v0.0/folio-validation.jsonl, CC BY-SA 4.0; `example_id` added; natural-language
+fields for the first 16 only; one record's FOL does not parse, as in the original); `folio_shapes.jsonl` and `proverqa_hard_shapes.json` are written
 here to reproduce the shapes the review found on real FOLIO and ProverQA-hard records.
 """
 
@@ -72,9 +72,9 @@ def test_data_gold_on_folio_skips_bad_problems_and_writes_only_top_reward_traces
 def test_folio_coverage_on_the_real_records(verifier):
     problems = load_folio(FIXTURES / "folio_validation_head.jsonl")
     got = [p.id for p in problems if gold_completion(p, verifier) is not None]
-    # 6 of 15 before issue 21, 10 after; the rest: a ∀ goal from two rules, a compound goal decided by
-    # case reasoning over rules (two), a ∀ and an ∃ Uncertain goal
-    assert len(got) >= 10, got
+    # 11 of 34 before issue 21, 24 after; the rest: ∀ goals, compound or literal goals decided only by
+    # case reasoning over rules, ∀/∃ Uncertain goals, one FOLIO label the premises do not support
+    assert len(problems) == 34 and len(got) >= 24, got
 
 
 def test_one_failing_problem_never_costs_the_others(tmp_path, capsys, monkeypatch):

@@ -33,9 +33,12 @@ class ChainConfig:
     max_rules: int = field(
         default=1,
         metadata={"help": "A step may apply at most this many premise rules (premises other than a literal or "
-                  "a conjunction of literals), cited directly or carried in a cited step that restates a rule "
-                  "with other facts (a bundle). One step applies one rule to facts and earlier results; to "
-                  "combine two rules, derive one first (an instance, a contrapositive). 0 turns the guard off."},
+                  "a conjunction of literals), cited directly or carried in a cited step: a bundle of a rule "
+                  "with other facts, or a quantified rule derived from premise rules (a contrapositive, a clause "
+                  "form: it counts as the rules it restates). One step applies one rule to facts and earlier "
+                  "results; to combine two rules, derive a ground instance of one first. A step concluding a "
+                  "quantified rule composes rules instead: it may cite this many premise rules itself, and its "
+                  "result carries all of them on. 0 turns the guard off."},
     )
     reject_unused: bool = field(
         default=True,
@@ -77,9 +80,11 @@ class ChainConfig:
 
     min_steps: int = field(
         default=1,
-        metadata={"help": "A chain with fewer steps is not fully verified. With 0, an empty chain plus a "
-                  "right Uncertain answer earns the top level wherever the premises bearing on the goal force "
-                  "nothing about it (or with uncertain guards weakened: without any reasoning at all)."},
+        metadata={"help": "A chain with fewer steps is not fully verified, except an Uncertain claim where no "
+                  "premise bears on the goal's subject (the honest chain is empty there; README 'Rewards'). "
+                  "With 0, an empty chain plus a right Uncertain answer earns the top level wherever the "
+                  "premises bearing on the goal force nothing about it (or with uncertain guards weakened: "
+                  "without any reasoning at all)."},
     )
 
     def __post_init__(self) -> None:

@@ -7,10 +7,12 @@ says something about the goal's constants or is cited by a step that does), it d
 literal about the goal's constants that forward chaining over the relevant premises forces
 (`relevant_derivation`), and the verifier finds countermodels to the goal and to its negation.
 
-When no premise bears on the goal (no premise names a predicate of the goal, so the relevant set is
-empty), there is nothing to derive and every step would be irrelevant: the honest chain is the empty
-one (`<steps>[]</steps>`), earned when the verifier finds countermodels both ways (`min_steps` does
-not apply). Where any premise bears on the goal, `min_steps` and the rules above stand.
+When no premise bears on the goal's subject (`fol_proof.nothing_bears`: no premise names a predicate
+of the goal, transitively; or, for a goal about constants, none of those that do names one of them or
+is universally quantified, so none has an instance about them), there is nothing to derive: the
+honest chain is the empty one (`<steps>[]</steps>`), earned when the verifier finds countermodels
+both ways (`min_steps` does not apply there, and any step is irrelevant). Wherever a premise bears on
+the goal's subject, `min_steps` and the rules above stand.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def goal_scope(problem: Problem) -> GoalScope:
 
 @functools.lru_cache(maxsize=4096)
 def _scope(key: tuple) -> GoalScope:
-    from prosfi.data.fol_proof import goal_constants, relevant_derivation, relevant_premises
+    from prosfi.data.fol_proof import goal_constants, nothing_bears, relevant_derivation, relevant_premises
 
     goal, premises = key
     problem = Problem.from_dict({"id": "scope", "kind": "true_false_uncertain", "goal": goal,
@@ -47,7 +49,7 @@ def _scope(key: tuple) -> GoalScope:
     try:
         ids, preds = relevant_premises(problem)
         consts = goal_constants(problem)
-        if not ids:  # nothing to derive: the empty chain, if countermodels exist both ways
+        if nothing_bears(problem):  # nothing to derive: the empty chain, if countermodels exist both ways
             return GoalScope(ids, preds, consts, (), empty=True)
         _, required = relevant_derivation(problem)
     except Exception as exc:  # noqa: BLE001 - a premise outside what the chainer reads

@@ -137,6 +137,32 @@ def _exists_step(problem: Problem, goal) -> list[dict[str, Any]] | None:
     return None
 
 
+def _exists_intro(problem: Problem, ch: _Chainer, goal, max_steps: int) -> list[dict[str, Any]] | None:
+    """A True `∃ x, φ x` (φ a conjunction of literals) with a witness: a constant whose instance of
+    every conjunct is known (premise or derived); one step from those literals concludes the goal."""
+    if problem.answer_label != "True" or isinstance(goal.body, ast.Exists):
+        return None
+    parts = _conjuncts(goal)
+    if not 0 < len(parts) <= MAX_GOAL_LITERALS:
+        return None
+    ch.run(stop_atom=None)
+    for c in ch.constants:
+        refs = []
+        for part in parts:
+            lit = _subst(part, goal.var, c)
+            neg = isinstance(lit, ast.Not)
+            atom = lit.body if neg else lit
+            if not (isinstance(atom, ast.Pred) and _ground(atom)) or ch.known.get(_key(atom), (None,))[0] != (not neg):
+                break
+            refs.append(ch.known[_key(atom)][1])
+        else:
+            last = {"id": "_last", "dependencies": list(dict.fromkeys(refs)), "conclusion": problem.goal,
+                    "rule": "exists_intro"}
+            steps = _closure(ch.steps + [last], ["_last"])
+            return steps if len(steps) <= max_steps else None
+    return None
+
+
 def _subst_var(f, old: str, new: str):
     """Rename the free variable `old` to `new` (a bound variable of the same formula shape)."""
     if isinstance(f, ast.Var):
@@ -301,7 +327,7 @@ def _derive_label(problem: Problem, max_steps: int) -> list[dict[str, Any]] | No
     negated = isinstance(goal, ast.Not)
     atom_f = goal.body if negated else goal
     if isinstance(goal, ast.Exists):
-        return _exists_step(problem, goal)
+        return _exists_step(problem, goal) or _exists_intro(problem, ch, goal, max_steps)
     if not (isinstance(atom_f, ast.Pred) and _ground(atom_f)):
         return _derive_compound(problem, ch, max_steps)
     atom = _key(atom_f)
@@ -385,6 +411,40 @@ def relevant_premises(problem: Problem) -> tuple[frozenset[str], frozenset[str]]
     return frozenset(ids), frozenset(preds)
 
 
+def nothing_bears(problem: Problem) -> bool:
+    """Whether no premise bears on the goal's subject: none shares a predicate with it (transitively,
+    `relevant_premises`), or, for a goal about constants, none of those that do names one of them or
+    is universally quantified (so no instance about them exists: `∃ x, Turtle x` says nothing about
+    `Turtle rock`). Then the relevant derivation is empty and so is the honest Uncertain chain."""
+    from prosfi.logic import parse
+
+    ids, _ = relevant_premises(problem)
+    if not ids:
+        return True
+    consts = goal_constants(problem)
+    if not consts:
+        return False
+    for p in problem.premises:
+        if p.id in ids:
+            f = parse(p.formal)
+            if consts & set(_constants([f])) or _has_forall(f):
+                return False
+    return True
+
+
+def _has_forall(f) -> bool:
+    stack = [f]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Forall):
+            return True
+        if isinstance(n, (ast.Not, ast.Exists)):
+            stack.append(n.body)
+        elif isinstance(n, ast.BINARY):
+            stack.extend((n.left, n.right))
+    return False
+
+
 def goal_constants(problem: Problem) -> frozenset[str]:
     from prosfi.logic import parse
 
@@ -412,10 +472,10 @@ def derive_uncertain(problem: Problem, max_steps: int = 64) -> list[dict[str, An
     """The relevant derivation as gold steps: every literal about the goal's constants that the
     premises bearing on the goal force, with the steps they need; when none is forced, one step
     folding known literals into a relevant premise's instance about the goal's constants. When no
-    premise bears on the goal, the empty chain (`prosfi.chain.uncertain`)."""
-    ids, _ = relevant_premises(problem)
-    if not ids:
+    premise bears on the goal's subject (`nothing_bears`), the empty chain (`prosfi.chain.uncertain`)."""
+    if nothing_bears(problem):
         return []
+    ids, _ = relevant_premises(problem)
     steps, required = relevant_derivation(problem)
     goal = problem.goal.strip()
     if goal in required or f"¬ {goal}" in required or (goal.startswith("¬ ") and goal[2:] in required):
