@@ -61,8 +61,8 @@ def missing_extra(exc: ModuleNotFoundError, command: str) -> str | None:
     extra = EXTRA_OF.get(top)
     if extra is None:
         return None
-    return (f"{command} needs the `{extra}` extra (no module named {top!r}): pip install 'prosfi[{extra}]'"
-            f"{_HINT.get(extra, '')}")
+    return (f"{command} needs the `{extra}` extra (no module named {top!r}): pip install -e '.[{extra}]' in the "
+            f"prosfi checkout{_HINT.get(extra, '')}")
 
 
 __all__ = ["EXTRA_OF", "check_model_path", "missing_extra", "one_line", "output_folder"]

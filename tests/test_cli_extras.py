@@ -24,14 +24,17 @@ def _run(hidden: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     ("trl", ["sft", str(ROOT / "recipes" / "demo" / "cpu_kk.yaml")], "train"),
     ("transformers,tokenizers", ["model", "tiny", "--out", "m"], "train"),
     ("trl", ["prm", "train", str(ROOT / "recipes" / "prm" / "cpu_fover.yaml")], "train"),
+    ("vllm", ["eval", "--data", "kk:2", "--count", "1", "--model", "Qwen/x", "--engine", "vllm", "-o", "o"], "vllm"),
 ])
 def test_a_missing_extra_is_one_line_naming_it(tmp_path, hidden, args, extra):
     proc = _run(hidden, *args, cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr and "ModuleNotFoundError" not in proc.stderr, proc.stderr[-2000:]
-    lines = [x for x in proc.stderr.splitlines() if x.strip() and "warn" not in x.lower()]
+    lines = [x for x in proc.stderr.splitlines()  # progress lines (`[prosfi eval] kk:2: 1 problems`) aside
+             if x.strip() and "warn" not in x.lower() and not x.startswith("[prosfi")]
     assert len(lines) == 1, proc.stderr
-    assert f"prosfi[{extra}]" in lines[0] and "pip install" in lines[0] and hidden.split(",")[0] in lines[0]
+    assert f"`{extra}` extra" in lines[0] and f"pip install -e '.[{extra}]'" in lines[0]
+    assert hidden.split(",")[0] in lines[0]
 
 
 def test_a_missing_module_of_no_extra_still_raises(tmp_path):

@@ -166,10 +166,8 @@ def generate_vllm(problems: Sequence[Problem], model_path: str, config: Generati
                   settings: PromptSettings | None = None, progress: bool = True,
                   engine_kwargs: dict[str, Any] | None = None) -> list[Generation]:
     """vLLM's offline engine (`LLM.chat`), for GPU nodes; `pip install prosfi[vllm]`."""
-    try:
-        from vllm import LLM, SamplingParams
-    except ImportError as exc:
-        raise RuntimeError("--engine vllm needs vLLM: pip install 'prosfi[vllm]' (GPU nodes)") from exc
+    from vllm import LLM, SamplingParams  # not installed: `prosfi` says which extra (prosfi.usage.missing_extra)
+
     cfg = config or GenerationConfig()
     llm = LLM(model=model_path, seed=cfg.seed, **(engine_kwargs or {}))
     params = SamplingParams(n=cfg.n, temperature=cfg.effective_temperature, top_p=cfg.top_p,
