@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-HIDE = "import sys\nfor m in sys.argv[1].split(','):\n    sys.modules[m] = None\nfrom prosfi.cli import main\nsys.exit(main(sys.argv[2:]))\n"
+HIDE = ("import sys\nfor m in sys.argv[1].split(','):\n    sys.modules[m] = None\n"
+        "from prosfi.cli import main\nsys.exit(main(sys.argv[2:]))\n")
 
 
 def _run(hidden: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:

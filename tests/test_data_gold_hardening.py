@@ -4,8 +4,9 @@ top reward.
 
 Fixtures: `folio_validation_head.jsonl` holds the first 35 records of FOLIO's validation split
 (Yale-LILY/FOLIO, data/v0.0/folio-validation.jsonl, CC BY-SA 4.0; `example_id` added; natural-language
-fields for the first 16 only; one record's FOL does not parse, as in the original); `folio_shapes.jsonl` and `proverqa_hard_shapes.json` are written
-here to reproduce the shapes the review found on real FOLIO and ProverQA-hard records.
+fields for the first 16 only; one record's FOL does not parse, as in the original);
+`folio_shapes.jsonl` and `proverqa_hard_shapes.json` are written here to reproduce the shapes the
+review found on real FOLIO and ProverQA-hard records.
 """
 
 from __future__ import annotations

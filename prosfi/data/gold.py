@@ -129,7 +129,8 @@ def gold_completion(problem: Problem, verifier=None) -> str | None:
         checks = step_entailments(problem, steps)
         if problem.answer_label == "Uncertain":  # an Uncertain trace needs countermodels both ways
             premises, goal = problem.premise_map, problem.goal or ""
-            checks += [Entailment(premises, goal, id="uncertain+"), Entailment(premises, f"¬ ({goal})", id="uncertain-")]
+            checks += [Entailment(premises, goal, id="uncertain+"),
+                       Entailment(premises, f"¬ ({goal})", id="uncertain-")]
         verdicts = verifier.check_many(checks)
         n = len(steps)
         if any(v.status is not Status.VALID for v in verdicts[:n]):

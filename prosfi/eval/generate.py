@@ -165,8 +165,9 @@ def generate_hf(problems: Sequence[Problem], model, tokenizer=None, config: Gene
 def generate_vllm(problems: Sequence[Problem], model_path: str, config: GenerationConfig | None = None,
                   settings: PromptSettings | None = None, progress: bool = True,
                   engine_kwargs: dict[str, Any] | None = None) -> list[Generation]:
-    """vLLM's offline engine (`LLM.chat`), for GPU nodes; `pip install prosfi[vllm]`."""
-    from vllm import LLM, SamplingParams  # not installed: `prosfi` says which extra (prosfi.usage.missing_extra)
+    """vLLM's offline engine (`LLM.chat`), for GPU nodes; `pip install -e '.[vllm]'` (without it, `prosfi`
+    says which extra to install: `prosfi.usage.missing_extra`)."""
+    from vllm import LLM, SamplingParams
 
     cfg = config or GenerationConfig()
     llm = LLM(model=model_path, seed=cfg.seed, **(engine_kwargs or {}))
