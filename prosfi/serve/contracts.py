@@ -10,9 +10,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from prosfi.data.problem import Problem
+
+
+@dataclass
+class Outcome:
+    """One completion's answer: the `prosfi score` record plus what the framework shapes need."""
+
+    record: dict
+    masked: str | None = None  # failure kind when infrastructure failed
+    failure_reason: str = ""
+
+    def to_json(self) -> dict:
+        if self.masked is None:
+            return self.record
+        return {**self.record, "reward": None, "masked": True, "failure_kind": self.masked,
+                "failure_reason": self.failure_reason}
+
 
 COMPONENTS = ("format_ok", "answer_correct", "chain_valid", "verified_fraction")
 
@@ -47,18 +64,27 @@ def parse_problem(label: Any, preloaded: Mapping[str, Problem]) -> Problem:
     raise ValueError(f"a problem must be an object, its JSON string or a preloaded id, not {type(label).__name__}")
 
 
-def components(record: Mapping, verified_fraction: float = 0.0) -> dict[str, float]:
+def verified_fraction(record: Mapping) -> float:
+    """Verified steps / steps of a `prosfi score` record (no steps: 1.0 for a valid chain, else 0.0)."""
+    steps = record.get("steps") or ()
+    if not steps:
+        return 1.0 if record.get("chain_valid") else 0.0
+    return sum(s.get("verdict") == "valid" for s in steps) / len(steps)
+
+
+def components(record: Mapping, fraction: float | None = None) -> dict[str, float]:
+    """The reward's parts as floats (verl logs them; OpenRLHF's extra_logs; NeMo's response)."""
     return {"format_ok": float(bool(record.get("format_ok"))),
             "answer_correct": float(bool(record.get("answer_correct"))),
             "chain_valid": float(bool(record.get("chain_valid"))),
-            "verified_fraction": float(verified_fraction)}
+            "verified_fraction": float(verified_fraction(record) if fraction is None else fraction)}
 
 
-def verl_result(record: Mapping, verified_fraction: float = 0.0, masked: str | None = None) -> dict[str, Any]:
+def verl_result(record: Mapping, masked: str | None = None) -> dict[str, Any]:
     """verl's `compute_score` dict: `score` plus float components (the same keys for every sample)."""
     reward = record.get("reward")
     out: dict[str, Any] = {"score": float(reward) if reward is not None and masked is None else 0.0}
-    out.update(components(record, verified_fraction))
+    out.update(components(record))
     out["masked"] = 1.0 if masked is not None else 0.0
     return out
 
@@ -70,7 +96,7 @@ def openrlhf_response(outcomes: Sequence) -> dict[str, Any]:
         masked = out.masked is not None or out.record.get("reward") is None
         reward = 0.0 if masked else float(out.record["reward"])
         rewards.append(reward)
-        for k, v in components(out.record, out.verified_fraction).items():
+        for k, v in components(out.record).items():
             logs[f"prosfi/{k}"].append(v)
         logs["prosfi/masked"].append(1.0 if masked else 0.0)
         if masked:
@@ -87,7 +113,7 @@ def nemo_response(outcome) -> dict[str, Any]:
     return {"reward": 0.0 if masked or reward is None else float(reward), "mask_sample": masked,
             "failure_kind": outcome.masked if masked else None,
             "failure_reason": outcome.failure_reason if masked else None,
-            **components(rec, outcome.verified_fraction), "result": rec}
+            **components(rec), "result": rec}
 
 
 def response_text(response: Any) -> str:
@@ -111,5 +137,5 @@ def response_text(response: Any) -> str:
     raise TypeError(f"response must be text, an object or a list, not {type(response).__name__}")
 
 
-__all__ = ["COMPONENTS", "completion_from_query", "components", "nemo_response", "openrlhf_response",
-           "parse_problem", "response_text", "verl_result"]
+__all__ = ["COMPONENTS", "Outcome", "completion_from_query", "components", "nemo_response", "openrlhf_response",
+           "parse_problem", "response_text", "verified_fraction", "verl_result"]

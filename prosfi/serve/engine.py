@@ -25,6 +25,7 @@ from prosfi.data.problem import Problem
 from prosfi.rewards.config import RewardConfig
 from prosfi.rewards.records import Entry, read_completion, score_entries
 from prosfi.serve.config import ServeSettings
+from prosfi.serve.contracts import Outcome
 from prosfi.serve.metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -36,22 +37,6 @@ INFRA_MARKERS = ("worker died", "verifier closed", "cannot send the check", "wor
 
 class Overloaded(RuntimeError):
     """More completions waiting than `max_queue`: the route answers 429 (retry later)."""
-
-
-@dataclass
-class Outcome:
-    """One completion's answer: the `prosfi score` record plus what the framework shapes need."""
-
-    record: dict
-    verified_fraction: float = 0.0
-    masked: str | None = None  # failure kind when infrastructure failed
-    failure_reason: str = ""
-
-    def to_json(self) -> dict:
-        if self.masked is None:
-            return self.record
-        return {**self.record, "reward": None, "masked": True, "failure_kind": self.masked,
-                "failure_reason": self.failure_reason}
 
 
 @dataclass
@@ -218,13 +203,12 @@ class Engine:
                 batch.append(((j, pid), err, text))
         first = jobs[0]
         before = self._stats()
-        records, scored, _ = await asyncio.to_thread(score_entries, batch, problems, self.verifier,
+        records, _, _ = await asyncio.to_thread(score_entries, batch, problems, self.verifier,
                                                      first.reward_config, first.chain_config)
         self.metrics.passes.inc()
-        fractions = iter(r.verified_fraction for r in scored)
         outcomes = []
         for (_, err, _), rec in zip(batch, records):
-            out = Outcome(rec, next(fractions) if err is None else 0.0)
+            out = Outcome(rec)
             why = _infra_reason(rec) if err is None else None
             if why is not None:
                 out.masked, out.failure_reason = "worker_died" if "died" in why else "verifier_error", why
