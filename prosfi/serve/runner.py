@@ -20,7 +20,8 @@ def _server(app, host: str, port: int, log_level: str = "warning"):
     import uvicorn
 
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
-                            timeout_graceful_shutdown=5, access_log=False)
+                            timeout_graceful_shutdown=5, access_log=False,
+                            timeout_keep_alive=65)  # longer than clients keep idle connections
     return uvicorn.Server(config)
 
 
