@@ -45,31 +45,6 @@ def _depth(value: Any, limit: int) -> bool:
     return True
 
 
-def _deep_text(raw: bytes, limit: int) -> bool:
-    """A cheap pre-check on the raw bytes, before json.loads recurses: brackets opened minus closed."""
-    depth = top = 0
-    in_str = esc = False
-    for b in raw:
-        if in_str:
-            if esc:
-                esc = False
-            elif b == 0x5C:
-                esc = True
-            elif b == 0x22:
-                in_str = False
-        elif b == 0x22:
-            in_str = True
-        elif b in (0x5B, 0x7B):
-            depth += 1
-            if depth > top:
-                top = depth
-                if top > limit:
-                    return True
-        elif b in (0x5D, 0x7D):
-            depth -= 1
-    return False
-
-
 def create_app(settings: ServeSettings | None = None, engine: Engine | None = None) -> FastAPI:
     settings = settings or ServeSettings()
     cfg = settings.serve
@@ -97,27 +72,7 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
     def _engine() -> Engine:
         return app.state.engine
 
-    @app.middleware("http")
-    async def guard(request: Request, call_next):
-        route = request.url.path
-        started = time.perf_counter()
-        try:
-            if cfg.token and route != "/health":
-                auth = request.headers.get("authorization", "")
-                given = auth[7:] if auth[:7].lower() == "bearer " else ""
-                if not hmac.compare_digest(given.encode(), cfg.token.encode()):
-                    raise HTTPFailure(401, "missing or wrong bearer token (Authorization: Bearer TOKEN)",
-                                      "Authorization")
-            length = request.headers.get("content-length")
-            if length is not None and length.isdigit() and int(length) > cfg.max_body_bytes:
-                raise HTTPFailure(413, f"request body of {length} bytes is over max_body_bytes ({cfg.max_body_bytes})")
-            response = await call_next(request)
-        except HTTPFailure as exc:
-            response = _error(exc)
-        known = route if route in ROUTES else "other"
-        metrics.requests.labels(known, str(response.status_code)).inc()
-        metrics.latency.labels(known).observe(time.perf_counter() - started)
-        return response
+    app.add_middleware(_Guard, token=cfg.token, max_body=cfg.max_body_bytes, metrics=metrics)
 
     @app.exception_handler(HTTPFailure)
     async def _failure(request: Request, exc: HTTPFailure):
@@ -131,11 +86,11 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
                 raise HTTPFailure(413, f"request body over max_body_bytes ({cfg.max_body_bytes})")
             chunks.append(chunk)
         raw = b"".join(chunks)
-        if _deep_text(raw, cfg.max_json_depth):
-            raise HTTPFailure(400, f"JSON nested deeper than max_json_depth ({cfg.max_json_depth})")
         try:
             data = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
+        except RecursionError:  # the C decoder bounds its own recursion: a hostile body costs one 400
+            raise HTTPFailure(400, f"JSON nested deeper than max_json_depth ({cfg.max_json_depth})") from None
+        except ValueError as exc:
             raise HTTPFailure(400, f"body is not JSON: {exc}"[:300]) from None
         if not _depth(data, cfg.max_json_depth):
             raise HTTPFailure(400, f"JSON nested deeper than max_json_depth ({cfg.max_json_depth})")
@@ -177,14 +132,14 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
         return Response(metrics.text(), media_type=CONTENT_TYPE)
 
     @app.post("/check")
-    async def check(request: Request) -> dict:
+    async def check(request: Request) -> Response:
         body: CheckRequest = await _body(request, CheckRequest)
         _size(len(body.checks), "checks")
         lines = [x if isinstance(x, str) else json.dumps(x, ensure_ascii=False) for x in body.checks]
-        return {"results": await _engine().check(lines)}
+        return JSONResponse({"results": await _engine().check(lines)})
 
     @app.post("/score")
-    async def score(request: Request) -> dict:
+    async def score(request: Request) -> Response:
         body: ScoreRequest = await _body(request, ScoreRequest)
         _size(len(body.completions), "completions")
         reward, chain = _reward(body.reward), _chain(body.chain)
@@ -205,10 +160,10 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
             return {"results": [o.to_json() for o in outcomes],
                     "masked": sum(o.masked is not None for o in outcomes)}
 
-        return await _scored(request.headers.get("idempotency-key"), work)
+        return JSONResponse(await _scored(request.headers.get("idempotency-key"), work))
 
     @app.post("/openrlhf")
-    async def openrlhf(request: Request) -> dict:
+    async def openrlhf(request: Request) -> Response:
         body: OpenRLHFRequest = await _body(request, OpenRLHFRequest)
         _size(len(body.query), "query")
         if len(body.labels) != len(body.query):
@@ -224,10 +179,10 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
             outcomes = await _score_pairs(eng, probs, texts)
             return contracts.openrlhf_response(outcomes)
 
-        return await _scored(request.headers.get("idempotency-key"), work)
+        return JSONResponse(await _scored(request.headers.get("idempotency-key"), work))
 
     @app.post("/verify")
-    async def verify(request: Request) -> dict:
+    async def verify(request: Request) -> Response:
         body: VerifyRequest = await _body(request, VerifyRequest)
         eng = _engine()
         label = body.problem if body.problem is not None else body.problem_id
@@ -242,12 +197,57 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
         async def work():
             return contracts.nemo_response((await _score_pairs(eng, probs, [text]))[0])
 
-        return await _scored(request.headers.get("idempotency-key"), work)
+        return JSONResponse(await _scored(request.headers.get("idempotency-key"), work))
 
     return app
 
 
 ROUTES = ("/health", "/metrics", "/check", "/score", "/openrlhf", "/verify")
+
+
+class _Guard:
+    """Pure ASGI middleware (cheaper than BaseHTTPMiddleware): bearer token, declared body size, and the
+    request count and latency per route and status."""
+
+    def __init__(self, app, token: str | None, max_body: int, metrics: Metrics) -> None:
+        self.app, self.token, self.max_body, self.metrics = app, token, max_body, metrics
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        route = scope.get("path", "")
+        started = time.perf_counter()
+        status = {"code": 500}
+
+        async def sending(message) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        failure = self._refuse(scope, route)
+        try:
+            if failure is not None:
+                await _error(failure)(scope, receive, sending)
+            else:
+                await self.app(scope, receive, sending)
+        finally:
+            known = route if route in ROUTES else "other"
+            self.metrics.requests.labels(known, str(status["code"])).inc()
+            self.metrics.latency.labels(known).observe(time.perf_counter() - started)
+
+    def _refuse(self, scope, route: str) -> "HTTPFailure | None":
+        headers = dict(scope.get("headers") or ())
+        if self.token and route != "/health":
+            auth = headers.get(b"authorization", b"").decode("latin-1")
+            given = auth[7:] if auth[:7].lower() == "bearer " else ""
+            if not hmac.compare_digest(given.encode(), self.token.encode()):
+                return HTTPFailure(401, "missing or wrong bearer token (Authorization: Bearer TOKEN)",
+                                   "Authorization")
+        length = headers.get(b"content-length", b"")
+        if length.isdigit() and int(length) > self.max_body:
+            return HTTPFailure(413, f"request body of {int(length)} bytes is over max_body_bytes ({self.max_body})")
+        return None
 
 
 def _error(exc: HTTPFailure) -> JSONResponse:

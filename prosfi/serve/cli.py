@@ -96,7 +96,10 @@ def run(args: argparse.Namespace) -> int:
     from prosfi.serve.runner import serve_forever
 
     print(f"prosfi serve: http://{settings.serve.host}:{settings.serve.port} (Ctrl-C stops)", file=sys.stderr)
-    serve_forever(create_app(settings), settings.serve.host, settings.serve.port, args.log_level)
+    try:
+        serve_forever(create_app(settings), settings.serve.host, settings.serve.port, args.log_level)
+    except KeyboardInterrupt:  # uvicorn re-raises the signal after its graceful shutdown
+        pass
     return 0
 
 
