@@ -20,6 +20,7 @@ import os
 import random
 import threading
 import uuid
+import weakref
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -59,7 +60,7 @@ class ProsfiClient:
         self.backoff_s, self.max_backoff_s = backoff_s, max_backoff_s
         self.shard_size = shard_size  # completions per request (default: the batch split evenly over the URLs)
         self.stats: Counter = Counter()  # requests, retries, masked, by kind
-        self._clients: dict[int, httpx.AsyncClient] = {}
+        self._clients: dict[int, tuple] = {}  # id(loop) -> (weakref to the loop, its AsyncClient)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -67,12 +68,13 @@ class ProsfiClient:
     # ------------------------------------------------------------------ plumbing
     def _http(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
-        client = self._clients.get(id(loop))
+        held = self._clients.get(id(loop))
+        client = held[1] if held is not None and held[0]() is loop else None  # an id can outlive its loop
         if client is None or client.is_closed:
             headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
             limits = httpx.Limits(max_connections=256, max_keepalive_connections=64)
             client = httpx.AsyncClient(headers=headers, timeout=self.timeout_s, limits=limits)
-            self._clients[id(loop)] = client
+            self._clients[id(loop)] = (weakref.ref(loop), client)
         return client
 
     async def post(self, route: str, body: dict, shard: int = 0) -> tuple[dict | None, str | None, str]:
@@ -137,9 +139,9 @@ class ProsfiClient:
 
     async def aclose(self) -> None:
         loop = asyncio.get_running_loop()
-        client = self._clients.pop(id(loop), None)
-        if client is not None:
-            await client.aclose()
+        held = self._clients.pop(id(loop), None)
+        if held is not None and held[0]() is loop:
+            await held[1].aclose()
 
     # ------------------------------------------------------------------ sync callers
     def run_sync(self, coro):
