@@ -7,10 +7,10 @@ import json
 
 import httpx
 import pytest
+from serve_support import CRASH, CRASH_TEXT, completions, logic_problems, server, settings, write_jsonl
 
 from prosfi.cli import main
 from prosfi.data.problem import write_problems
-from serve_support import CRASH, CRASH_TEXT, completions, logic_problems, server, settings, write_jsonl
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -209,3 +209,50 @@ def test_queue_timeout_and_overload_are_masked(data):
         assert r.status_code == 429
         assert app.state.metrics.value("prosfi_masked_total", kind="queue_timeout") == 2
         assert app.state.metrics.value("prosfi_rejected_total", why="overloaded") == 1
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--data", "no/such/file.jsonl"], "--data"),
+    (["--max-batch", "0"], "max_batch"),
+    (["--replicas", "0"], "--replicas"),
+    (["--backends", "nosuch"], "nosuch"),
+])
+def test_serve_usage_errors_are_one_line(argv, needle, capsys):
+    assert main(["serve", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("prosfi serve:") and needle in err
+
+
+def test_the_command_serves_and_stops_cleanly_on_ctrl_c(tmp_path, data):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from prosfi.serve.runner import free_port
+
+    problems, comps = data
+    write_problems(problems[:2], tmp_path / "p.jsonl")
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen([sys.executable, "-m", "prosfi", "serve", "--port", str(port), "--workers", "1",
+                             "--data", str(tmp_path / "p.jsonl")], env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 60
+        while True:
+            try:
+                health = httpx.get(url + "/health", timeout=1).json()
+                break
+            except httpx.HTTPError:
+                assert proc.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+        assert health["problems"] == 2
+        # preloaded problems are named by id only
+        body = {"completions": [c for c in comps if c.get("problem_id") == problems[0].id][:1]}
+        assert httpx.post(url + "/score", json=body, timeout=60).json()["results"][0]["reward"] == 1.0
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "Traceback" not in err and "2 preloaded problem(s)" in err

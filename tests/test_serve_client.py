@@ -10,13 +10,13 @@ import time
 
 import pytest
 from fastapi import FastAPI, Request
+from serve_support import completions, logic_problems, server, settings
 
 from prosfi.rewards import make_reward_funcs
 from prosfi.rewards.remote import MASKED_METRIC, RemoteProsfiReward
 from prosfi.serve.client import ClientError, ProsfiClient
 from prosfi.serve.runner import free_port, running
 from prosfi.verify.verifier import Verifier
-from serve_support import completions, logic_problems, server, settings
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -163,7 +163,7 @@ def test_server_restarted_while_the_client_retries(data, local):
     def call():
         result["records"] = client.score_sync(comps, [p.to_dict() for p in problems])
 
-    with server(settings(), port=port) as (_, first):
+    with server(settings(), port=port):
         pass  # up, then down: the client starts while nothing listens
     t = threading.Thread(target=call)
     t.start()

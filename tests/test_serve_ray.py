@@ -5,12 +5,12 @@ from __future__ import annotations
 import threading
 
 import pytest
+from serve_support import completions, logic_problems, settings
 
 from prosfi.rewards import score_batch
 from prosfi.serve.client import ProsfiClient
 from prosfi.serve.runner import free_port
 from prosfi.verify.verifier import Verifier
-from serve_support import completions, logic_problems, settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 

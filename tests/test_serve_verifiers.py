@@ -9,9 +9,10 @@ import pytest
 
 pytest.importorskip("verifiers.v1")
 
-from prosfi.data.gold import gold_completion  # noqa: E402
-from prosfi.integrations.verifiers import ProsfiTaskConfig, ProsfiTaskset, ProsfiTasksetConfig  # noqa: E402
-from serve_support import server, settings  # noqa: E402
+from serve_support import server, settings
+
+from prosfi.data.gold import gold_completion
+from prosfi.integrations.verifiers import ProsfiTaskConfig, ProsfiTaskset, ProsfiTasksetConfig
 
 
 class _Trace:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field
 from verifiers.v1.task import Task, TaskConfig, TaskData
@@ -53,7 +53,7 @@ class ProsfiData(TaskData):
 
 
 class ProsfiTask(Task[ProsfiData, Any, ProsfiTaskConfig]):
-    _clients: dict[tuple, ProsfiClient] = {}  # one client per (urls, token), shared by a worker's tasks
+    _clients: ClassVar[dict[tuple, ProsfiClient]] = {}  # one client per (urls, token), shared by a worker's tasks
 
     @reward(weight=1.0)
     async def prosfi(self, trace) -> float:

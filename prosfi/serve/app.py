@@ -236,7 +236,7 @@ class _Guard:
             self.metrics.requests.labels(known, str(status["code"])).inc()
             self.metrics.latency.labels(known).observe(time.perf_counter() - started)
 
-    def _refuse(self, scope, route: str) -> "HTTPFailure | None":
+    def _refuse(self, scope, route: str) -> HTTPFailure | None:
         headers = dict(scope.get("headers") or ())
         if self.token and route != "/health":
             auth = headers.get(b"authorization", b"").decode("latin-1")
@@ -283,4 +283,4 @@ async def _score_pairs(eng: Engine, problems: list, texts: list[str]) -> list[Ou
     return await eng.score(entries, mapping, reward, chain_config(None))
 
 
-__all__ = ["HTTPFailure", "ROUTES", "create_app"]
+__all__ = ["ROUTES", "HTTPFailure", "create_app"]

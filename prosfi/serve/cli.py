@@ -72,11 +72,18 @@ def run(args: argparse.Namespace) -> int:
         print("prosfi serve: --replicas must be >= 1", file=sys.stderr)
         return 2
     from prosfi.serve.engine import load_problems
+    from prosfi.verify.verifier import Verifier
+
+    try:  # a backend that cannot run here: say so now, not in every replica's startup log
+        Verifier(settings.verifier).close()
+    except ValueError as exc:
+        print(f"prosfi serve: {exc}", file=sys.stderr)
+        return 2
 
     if settings.data:  # fail now, in one line, rather than in every replica
         try:
             n = len(load_problems(settings))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RuntimeError) as exc:  # a missing file, a bad spec, the hub unreachable
             print(f"prosfi serve: --data: {exc}", file=sys.stderr)
             return 2
         print(f"prosfi serve: {n} preloaded problem(s) from {', '.join(settings.data)}", file=sys.stderr)

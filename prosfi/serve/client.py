@@ -174,4 +174,4 @@ def masked_record(completion: Any, kind: str | None, why: str) -> dict:
             "failure_reason": why}
 
 
-__all__ = ["ClientError", "ProsfiClient", "TOKEN_ENV", "URL_ENV", "masked_record", "urls_from"]
+__all__ = ["TOKEN_ENV", "URL_ENV", "ClientError", "ProsfiClient", "masked_record", "urls_from"]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -88,8 +87,10 @@ class Engine:
             self._task.cancel()
             try:
                 await self._task
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down
+            except asyncio.CancelledError:
                 pass
+            except Exception:
+                log.warning("scorer task failed at shutdown", exc_info=True)
         if self.verifier is not None:
             await asyncio.to_thread(self.verifier.close)
 
@@ -176,7 +177,7 @@ class Engine:
             if live:
                 try:
                     await self._pass(live)
-                except Exception as exc:  # noqa: BLE001 - the verifier broke: masked, never a crash
+                except Exception as exc:
                     log.exception("scoring pass failed")
                     for job in live:
                         self._answer(job, self._masked(job, "verifier_error", f"{type(exc).__name__}: {exc}"[:300]))
