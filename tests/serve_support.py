@@ -22,6 +22,11 @@ CRASH_TEXT = ('<think>t</think><steps>[{"id": "s1", "dependencies": ["h1", "h2"]
               '"rule": "mp"}]</steps><answer>A</answer>')
 
 
+HANG = Problem.from_dict({**CRASH.to_dict(), "id": "hang-1", "goal": "Hang tom",
+                          "premises": [{"id": "h1", "formal": "∀ x, Cat x → Hang x"}, {"id": "h2", "formal": "Cat tom"}]})
+HANG_TEXT = CRASH_TEXT.replace("Crash", "Hang")
+
+
 def logic_problems() -> list[Problem]:
     return load_source("kk:2..3", count=3).problems + load_source("fol:easy", count=3).problems
 
@@ -50,8 +55,9 @@ def write_jsonl(path, rows) -> None:
 
 def settings(**serve) -> ServeSettings:
     backends = serve.pop("backends", None)
-    vcfg = VerifierConfig(workers=1) if backends is None else VerifierConfig(workers=1, backends=backends,
-                                                                             truth_table=False)
+    extra = {"timeout_ms": serve.pop("timeout_ms")} if "timeout_ms" in serve else {}
+    vcfg = VerifierConfig(workers=1, **extra) if backends is None else VerifierConfig(
+        workers=1, backends=backends, truth_table=False, **extra)
     return ServeSettings(serve=ServeConfig(**serve), verifier=vcfg)
 
 

@@ -7,7 +7,7 @@ import json
 
 import httpx
 import pytest
-from serve_support import CRASH, CRASH_TEXT, completions, logic_problems, server, settings, write_jsonl
+from serve_support import CRASH, CRASH_TEXT, HANG, HANG_TEXT, completions, logic_problems, server, settings, write_jsonl
 
 from prosfi.cli import main
 from prosfi.data.problem import write_problems
@@ -256,3 +256,29 @@ def test_the_command_serves_and_stops_cleanly_on_ctrl_c(tmp_path, data):
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "Traceback" not in err and "2 preloaded problem(s)" in err
+
+
+def test_time_limits_start_when_a_check_starts_not_when_it_is_queued(data, expected):
+    """Requests queued behind a check that hangs until the pool kills it still get their own full time limit:
+    their steps are proved (valid), not timed out, though they waited longer than the limit."""
+    problems, comps = data
+    golds = [c for c, e in zip(comps, expected) if e["reward"] == 1.0][:4]
+    st = settings(backends=("prosfi.verify.testing:FaultBackend", "z3"), timeout_ms=300)
+    with server(st) as (url, app):
+        pdicts = [p.to_dict() for p in problems] + [HANG.to_dict()]
+
+        async def go():
+            async with httpx.AsyncClient(timeout=120) as c:
+                first = asyncio.create_task(c.post(url + "/score", json={
+                    "problems": pdicts, "completions": [{"problem_id": HANG.id, "completion": HANG_TEXT}]}))
+                await asyncio.sleep(0.3)  # the hanging check is running; these queue behind it
+                rest = await asyncio.gather(*(c.post(url + "/score", json={"problems": pdicts, "completions": [g]})
+                                              for g in golds))
+                return await first, rest
+
+        first, rest = asyncio.run(go())
+        hung = first.json()["results"][0]
+        assert hung["reward"] == 0.3 and hung["steps"][0]["verdict"] == "unknown" and not hung.get("masked")
+        assert "timeout" in hung["steps"][0]["reason"]
+        assert [r.json()["results"][0]["reward"] for r in rest] == [1.0] * len(golds)
+        assert app.state.metrics.value("prosfi_worker_restarts") == 1  # the hang was killed at its own limit
