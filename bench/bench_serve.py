@@ -11,9 +11,9 @@ GRPO groups repeat a problem), then times
   (b) the service: `prosfi serve --workers W` in its own process (fresh, cold cache), the same batch sent
       by `--clients` concurrent clients in requests of `--request` completions; then again warm;
 
-and reports completions/s for each, the service's overhead over in-process scoring
-((time_service / time_inprocess) - 1; the goal is <= 20 % on one machine), per-request latency p50/p99,
-and whether every reward matched. Prints one JSON line at the end.
+`--rounds` times, interleaved, and reports median completions/s for each, the median overhead of the service
+over in-process scoring ((time_service / time_inprocess) - 1 per round; the goal is <= 20 % on one machine),
+per-request latency p50/p99, and whether every reward matched. Prints one JSON line at the end.
 """
 
 from __future__ import annotations
@@ -130,31 +130,46 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=200, help="concurrent clients")
     ap.add_argument("--request", type=int, default=8, help="completions per request")
     ap.add_argument("--workers", type=int, default=1, help="verifier worker processes (both sides)")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved in-process/service rounds (medians)")
     args = ap.parse_args()
     from prosfi.serve.runner import free_port
 
     problems, comps = batch(args.problems, args.repeat)
-    print(f"batch: {len(comps)} completions of {len(problems)} problems", file=sys.stderr)
-    t_in, want = in_process(problems, comps, args.workers)
-    print(f"in-process: cold {t_in[0]:.2f} s ({len(comps) / t_in[0]:.0f}/s), warm {t_in[1]:.2f} s", file=sys.stderr)
-    port = free_port()
-    proc = start_server(args.workers, port)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        cold = asyncio.run(through_service(url, problems, comps, args.clients, args.request))
-        warm = asyncio.run(through_service(url, problems, comps, args.clients, args.request))
-    finally:
-        proc.terminate()
-        proc.wait(30)
-    out = {"completions": len(comps), "clients": args.clients, "request": args.request, "workers": args.workers,
-           "inprocess_s": [round(x, 3) for x in t_in], "service_s": [round(cold[0], 3), round(warm[0], 3)],
-           "inprocess_per_s": [round(len(comps) / x, 1) for x in t_in],
-           "service_per_s": [round(len(comps) / cold[0], 1), round(len(comps) / warm[0], 1)],
-           "overhead_cold": round(cold[0] / t_in[0] - 1, 3), "overhead_warm": round(warm[0] / t_in[1] - 1, 3),
-           "latency_p50_s": round(pct(cold[2], 0.5), 3), "latency_p99_s": round(pct(cold[2], 0.99), 3),
-           "latency_warm_p50_s": round(pct(warm[2], 0.5), 3), "latency_warm_p99_s": round(pct(warm[2], 0.99), 3),
-           "status": sorted(set(cold[3] + warm[3])), "rewards_match": cold[1] == want and warm[1] == want,
-           "mean_latency_s": round(statistics.fmean(cold[2]), 3)}
+    n = len(comps)
+    print(f"batch: {n} completions of {len(problems)} problems", file=sys.stderr)
+    rounds = []
+    for k in range(args.rounds):  # interleaved, so a noisy neighbour hits both sides alike
+        t_in, want = in_process(problems, comps, args.workers)
+        port = free_port()
+        proc = start_server(args.workers, port)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            cold = asyncio.run(through_service(url, problems, comps, args.clients, args.request))
+            warm = asyncio.run(through_service(url, problems, comps, args.clients, args.request))
+        finally:
+            proc.terminate()
+            proc.wait(30)
+        r = {"inprocess_s": t_in, "service_s": [cold[0], warm[0]], "lat_cold": cold[2], "lat_warm": warm[2],
+             "status": sorted(set(cold[3] + warm[3])), "match": cold[1] == want and warm[1] == want}
+        rounds.append(r)
+        print(f"round {k + 1}: in-process {t_in[0]:.2f}/{t_in[1]:.2f} s, service {cold[0]:.2f}/{warm[0]:.2f} s "
+              f"(cold/warm)", file=sys.stderr)
+    med = statistics.median
+    over_cold = med([r["service_s"][0] / r["inprocess_s"][0] - 1 for r in rounds])
+    over_warm = med([r["service_s"][1] / r["inprocess_s"][1] - 1 for r in rounds])
+    lat_cold = [x for r in rounds for x in r["lat_cold"]]
+    lat_warm = [x for r in rounds for x in r["lat_warm"]]
+    out = {"completions": n, "clients": args.clients, "request": args.request, "workers": args.workers,
+           "rounds": args.rounds,
+           "inprocess_per_s": [round(n / med([r["inprocess_s"][i] for r in rounds]), 1) for i in (0, 1)],
+           "service_per_s": [round(n / med([r["service_s"][i] for r in rounds]), 1) for i in (0, 1)],
+           "overhead_cold": round(over_cold, 3), "overhead_warm": round(over_warm, 3),
+           "overhead_per_round": [[round(r["service_s"][i] / r["inprocess_s"][i] - 1, 3) for i in (0, 1)]
+                                  for r in rounds],
+           "latency_p50_s": round(pct(lat_cold, 0.5), 3), "latency_p99_s": round(pct(lat_cold, 0.99), 3),
+           "latency_warm_p50_s": round(pct(lat_warm, 0.5), 3), "latency_warm_p99_s": round(pct(lat_warm, 0.99), 3),
+           "status": sorted({s for r in rounds for s in r["status"]}), "rewards_match": all(r["match"] for r in rounds),
+           "load_average": [round(x, 2) for x in os.getloadavg()]}
     for k in ("service_per_s", "inprocess_per_s", "overhead_cold", "overhead_warm", "latency_p50_s",
               "latency_p99_s", "rewards_match"):
         print(f"{k}: {out[k]}", file=sys.stderr)

@@ -187,3 +187,17 @@ def test_remote_reward_is_picklable():
     _ = fn.client
     again = pickle.loads(pickle.dumps(fn))
     assert again.__name__ == "outcome_reward" and again._client is None and again.chain == {"max_steps": 10}
+
+
+def test_recipe_reward_url_gives_the_remote_reward(tmp_path):
+    from types import SimpleNamespace
+
+    from prosfi.train.config import ProsfiScriptArguments
+    from prosfi.train.grpo import make_rewards
+
+    assert "reward_url" in ProsfiScriptArguments.__dataclass_fields__
+    script = SimpleNamespace(reward_url="http://rm:8000,http://rm2:8000", reward_mode="step_fraction", audit_path=None)
+    (fn,) = make_rewards(script, SimpleNamespace(output_dir=str(tmp_path)), verifier=None)
+    assert isinstance(fn, RemoteProsfiReward) and fn.__name__ == "step_fraction_reward"
+    assert fn.client.urls == ["http://rm:8000", "http://rm2:8000"]
+    fn.close()

@@ -21,7 +21,7 @@ def _run(tmp_path: Path, token: str | None = "t0k", *args: str):
     record = f'printf "%s\\n" "$(basename "$0") $*" >> {shlex.quote(str(calls))}\n'
     stubs = {"srun": record + 'while [[ "$1" == --* ]]; do shift; done; exec "$@"\n',
              "scontrol": 'printf "cpu1\\ncpu2\\ncpu3\\n"\n', "ray": record, "curl": "exit 0\n",
-             "python": record}
+             "python": record + "sleep 1\n"}  # serve runs a while: the ray stubs record first
     for name, body in stubs.items():
         (bin_dir / name).write_text("#!/usr/bin/env bash\n" + body)
         (bin_dir / name).chmod(0o755)

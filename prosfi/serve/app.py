@@ -114,9 +114,10 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
         if mode == "direct_lean":  # pragma: no cover - RewardConfig accepts it; the service does not
             raise HTTPFailure(422, "reward: direct_lean is not served", "reward")
 
-    async def _scored(key: str | None, work):
-        try:
-            return await _engine().once(key, work)
+    async def _scored(request: Request, work):
+        key = request.headers.get("idempotency-key")
+        try:  # keys are per route: the same key on /score and /verify names two requests
+            return await _engine().once(f"{request.url.path}:{key}" if key else None, work)
         except Overloaded as exc:
             raise HTTPFailure(429, f"overloaded: {exc}; retry later") from None
 
@@ -160,7 +161,7 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
             return {"results": [o.to_json() for o in outcomes],
                     "masked": sum(o.masked is not None for o in outcomes)}
 
-        return JSONResponse(await _scored(request.headers.get("idempotency-key"), work))
+        return JSONResponse(await _scored(request, work))
 
     @app.post("/openrlhf")
     async def openrlhf(request: Request) -> Response:
@@ -179,7 +180,7 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
             outcomes = await _score_pairs(eng, probs, texts)
             return contracts.openrlhf_response(outcomes)
 
-        return JSONResponse(await _scored(request.headers.get("idempotency-key"), work))
+        return JSONResponse(await _scored(request, work))
 
     @app.post("/verify")
     async def verify(request: Request) -> Response:
@@ -197,7 +198,7 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
         async def work():
             return contracts.nemo_response((await _score_pairs(eng, probs, [text]))[0])
 
-        return JSONResponse(await _scored(request.headers.get("idempotency-key"), work))
+        return JSONResponse(await _scored(request, work))
 
     return app
 

@@ -103,18 +103,20 @@ class Engine:
         fut = self._replies.get(key)
         if fut is not None:
             self.metrics.deduplicated.inc()
-            return await asyncio.shield(fut)
+            await asyncio.wait({fut})  # raises only if *this* request is cancelled
+            if not fut.cancelled() and fut.exception() is None:
+                return fut.result()
+            return await self.once(key, make)  # the first attempt failed (and was forgotten): run it here
         fut = asyncio.get_running_loop().create_future()
         self._replies[key] = fut
         while len(self._replies) > self.config.idempotency_size:
             self._replies.popitem(last=False)
         try:
             result = await make()
-        except BaseException as exc:
-            self._replies.pop(key, None)  # a failure is not remembered: the retry runs again
-            if not fut.done():
-                fut.set_exception(exc)
-                fut.exception()  # retrieved: no "never retrieved" warning
+        except BaseException:
+            if self._replies.get(key) is fut:
+                del self._replies[key]  # a failure is not remembered: the retry runs again
+            fut.cancel()
             raise
         fut.set_result(result)
         return result
