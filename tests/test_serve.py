@@ -7,7 +7,17 @@ import json
 
 import httpx
 import pytest
-from serve_support import CRASH, CRASH_TEXT, HANG, HANG_TEXT, completions, logic_problems, server, settings, write_jsonl
+from serve_support import (
+    CRASH,
+    CRASH_TEXT,
+    HANG,
+    HANG_TEXT,
+    completions,
+    logic_problems,
+    server,
+    settings,
+    write_jsonl,
+)
 
 from prosfi.cli import main
 from prosfi.data.problem import write_problems
@@ -282,3 +292,28 @@ def test_time_limits_start_when_a_check_starts_not_when_it_is_queued(data, expec
         assert "timeout" in hung["steps"][0]["reason"]
         assert [r.json()["results"][0]["reward"] for r in rest] == [1.0] * len(golds)
         assert app.state.metrics.value("prosfi_worker_restarts") == 1  # the hang was killed at its own limit
+
+
+def test_depth_bound_matches_the_nesting_of_any_json():
+    from hypothesis import given
+    from hypothesis import settings as hsettings
+    from hypothesis import strategies as st
+
+    from prosfi.serve.app import _depth
+
+    def nesting(v) -> int:
+        if isinstance(v, (list, dict)):
+            items = v.values() if isinstance(v, dict) else v
+            return 1 + max((nesting(x) for x in items), default=0)
+        return 0
+
+    values = st.recursive(st.none() | st.integers() | st.text(max_size=3),
+                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner,
+                                                                                        max_size=3), max_leaves=30)
+
+    @hsettings(max_examples=200, deadline=None)
+    @given(values, st.integers(min_value=1, max_value=6))
+    def check(value, limit):
+        assert _depth(value, limit) == (nesting(value) <= limit)
+
+    check()
