@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "prm": ("prosfi.prm.cli", "process reward models: label, train, score, rerank, negatives"),
     "search": ("prosfi.prm.search_cli", "verifier-first beam search with a PRM"),
     "eval": ("prosfi.eval.cli", "evaluate a model, an endpoint or completions: tables, plots, compare"),
+    "serve": ("prosfi.serve.cli", "serve the verified reward over HTTP (verl, OpenRLHF, TRL, NeMo-Gym; Ray Serve)"),
 }
 
 

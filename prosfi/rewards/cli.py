@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     from prosfi.data.problem import read_problems
     from prosfi.rewards.audit import AuditLog
     from prosfi.rewards.config import RewardConfig
-    from prosfi.rewards.score import ScoreResult, score_batch
+    from prosfi.rewards.records import read_completion_line, score_entries
+    from prosfi.rewards.score import ScoreResult
 
     try:
         problems = {p.id: p for p in read_problems(args.problems)}
@@ -86,17 +87,13 @@ def run(args: argparse.Namespace) -> int:
         started = time.perf_counter()
 
         def flush() -> None:
-            todo = [(i, pid, text) for i, (pid, err, text) in enumerate(batch) if err is None]
-            scored = score_batch([problems[pid] for _, pid, _ in todo], [t for _, _, t in todo], verifier,
-                                 reward_config, chain_config) if todo else []
-            by_index = {i: r for (i, _, _), r in zip(todo, scored)}
-            for i, (pid, err, _) in enumerate(batch):
-                rec = err if err is not None else by_index[i].to_json()
+            records, scored, texts = score_entries(batch, problems, verifier, reward_config, chain_config)
+            for rec in records:
                 if rec.get("reward") is not None:
                     rewards.append(rec["reward"])
                 out.write(jsonl.dumps(rec) + "\n")
             if audit is not None and scored:
-                audit.write(scored, [t for _, _, t in todo])
+                audit.write(scored, texts)
             out.flush()
             batch.clear()
 
@@ -107,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
                     err = ScoreResult(None, args.reward, None, reason=f"line {lineno}: {bad_bytes}").to_json()
                     batch.append((None, err, ""))
                 else:
-                    batch.append(_read_completion(line, lineno, problems, args.reward, ScoreResult))
+                    batch.append(read_completion_line(line, lineno, problems, args.reward))
                 if len(batch) >= args.batch_size:
                     flush()
         except OSError as exc:
@@ -122,33 +119,6 @@ def run(args: argparse.Namespace) -> int:
               f"{lines_read - len(rewards)} with a reason only ({time.perf_counter() - started:.1f} s)",
               file=sys.stderr)
     return 0
-
-
-def _read_completion(line: str, lineno: int, problems: dict, mode: str, ScoreResult) -> tuple:
-    def bad(pid, reason: str):
-        return pid, ScoreResult(pid, mode, None, reason=f"line {lineno}: {reason}").to_json(), ""
-
-    if not line.strip():
-        return bad(None, "empty line")
-    rec, why = jsonl.loads(line)
-    if why is not None:
-        return bad(None, f"not JSON: {why}")
-    if not isinstance(rec, dict):
-        return bad(None, "not a JSON object")
-    pid = rec.get("problem_id")
-    pid = pid if isinstance(pid, str) or pid is None else str(pid)
-    if pid not in problems:
-        return bad(pid, f"unknown problem_id {pid!r}")
-    text = rec.get("completion")
-    if not isinstance(text, str):
-        # a conversational completion is accepted too
-        from prosfi.trace.extract import completion_text
-
-        try:
-            text = completion_text(text)
-        except TypeError:
-            return bad(pid, "no 'completion' text")
-    return pid, None, text
 
 
 __all__ = ["add_arguments", "run"]

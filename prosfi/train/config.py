@@ -84,6 +84,11 @@ class _BaseScriptArguments:
         default=False,
         metadata={"help": "use the async variant of the reward function (TRL awaits it off the main thread)"},
     )
+    reward_url: str | None = field(
+        default=None,
+        metadata={"help": "score with `prosfi serve` at this URL (comma-separated: several, sharded) instead "
+                  "of in-process; token from $PROSFI_SERVE_TOKEN; unscorable completions get None"},
+    )
     tiny_model_if_absent: bool = field(
         default=False,
         metadata={"help": "build the tiny local model at model_name_or_path when nothing is there yet"},

@@ -59,6 +59,13 @@ def make_rewards(script: Any, training: Any, verifier: Any) -> list:
     if audit and not os.path.isabs(audit):
         audit = str(Path(training.output_dir) / audit)
     lean = sub_config(script, "lean") if script.reward_mode == "direct_lean" else None
+    if getattr(script, "reward_url", None):  # the reward is scored by `prosfi serve` (docs/serving.md)
+        from prosfi.rewards.remote import make_remote_reward_funcs
+
+        try:
+            return make_remote_reward_funcs(script.reward_url, script.reward_mode)
+        except ValueError as e:
+            raise SetupError(f"reward_url: {e}") from e
     try:
         return make_reward_funcs(
             script.reward_mode, sub_config(script, "reward"), sub_config(script, "chain"), verifier,

@@ -1,0 +1,113 @@
+"""`prosfi serve [--data SPEC] [--host H --port P] [--token T] [--ray --replicas N --address auto]`.
+
+Serves the verified reward over HTTP (routes in prosfi.serve.app; contracts in docs/serving.md). Binds
+127.0.0.1 unless --host says otherwise; --token (or $PROSFI_SERVE_TOKEN) requires a bearer token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+TOKEN_ENV = "PROSFI_SERVE_TOKEN"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from prosfi.eval.cli import add_source_arguments
+    from prosfi.rewards.config import REWARD_MODES
+    from prosfi.serve.config import ServeConfig
+    from prosfi.verify.cli import add_verifier_arguments
+
+    d = ServeConfig()
+    g = parser.add_argument_group("service")
+    g.add_argument("--host", default=d.host, help="address to bind (default: %(default)s, this machine only)")
+    g.add_argument("--port", type=int, default=d.port, help="TCP port (default: %(default)s)")
+    g.add_argument("--token", default=None, help=f"require `Authorization: Bearer TOKEN` (default: ${TOKEN_ENV})")
+    g.add_argument("--reward", choices=REWARD_MODES, default="prosfi",
+                   help="reward mode of a request that names none (default: %(default)s)")
+    g.add_argument("--max-body-mb", type=float, default=d.max_body_bytes / (1 << 20),
+                   help="largest request body in MiB; larger: 413 (default: %(default)s)")
+    g.add_argument("--max-batch", type=int, default=d.max_batch,
+                   help="completions or checks per request; more: 413 (default: %(default)s)")
+    g.add_argument("--max-queue", type=int, default=d.max_queue,
+                   help="completions waiting before new requests get 429 (default: %(default)s)")
+    g.add_argument("--queue-timeout-s", type=float, default=d.queue_timeout_s,
+                   help="a request queued longer is answered masked (default: %(default)s)")
+    g.add_argument("--log-level", default="info", help="uvicorn log level (default: %(default)s)")
+    r = parser.add_argument_group("Ray Serve")
+    r.add_argument("--ray", action="store_true", help="deploy as Ray Serve replicas (pip install 'prosfi[ray]')")
+    r.add_argument("--replicas", type=int, default=1, help="replicas, each with its own verifier pool")
+    r.add_argument("--address", default=None, help="Ray cluster address (auto: the running cluster; "
+                   "default: start a local Ray)")
+    r.add_argument("--cpus-per-replica", type=float, default=1.0, help="Ray CPUs reserved per replica")
+    add_source_arguments(parser)
+    add_verifier_arguments(parser)
+
+
+def settings_from_args(args: argparse.Namespace):
+    from prosfi.serve.config import ServeConfig, ServeSettings
+    from prosfi.verify.cli import verifier_config
+
+    serve = ServeConfig(host=args.host, port=args.port, token=args.token or os.environ.get(TOKEN_ENV) or None,
+                        max_body_bytes=int(args.max_body_mb * (1 << 20)), max_batch=args.max_batch,
+                        max_queue=args.max_queue, queue_timeout_s=args.queue_timeout_s)
+    return ServeSettings(serve=serve, verifier=verifier_config(args), data=tuple(args.data), count=args.count,
+                         limit=args.limit, data_seed=args.data_seed, reward=args.reward)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import fastapi  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        print(f"prosfi serve: {exc.name} is missing: pip install 'prosfi[serve]'", file=sys.stderr)
+        return 2
+    try:
+        settings = settings_from_args(args)
+    except ValueError as exc:
+        print(f"prosfi serve: {exc}", file=sys.stderr)
+        return 2
+    if args.replicas < 1:
+        print("prosfi serve: --replicas must be >= 1", file=sys.stderr)
+        return 2
+    from prosfi.serve.engine import load_problems
+    from prosfi.verify.verifier import Verifier
+
+    try:  # a backend that cannot run here: say so now, not in every replica's startup log
+        Verifier(settings.verifier).close()
+    except ValueError as exc:
+        print(f"prosfi serve: {exc}", file=sys.stderr)
+        return 2
+
+    if settings.data:  # fail now, in one line, rather than in every replica
+        try:
+            n = len(load_problems(settings))
+        except (OSError, ValueError, RuntimeError) as exc:  # a missing file, a bad spec, the hub unreachable
+            print(f"prosfi serve: --data: {exc}", file=sys.stderr)
+            return 2
+        print(f"prosfi serve: {n} preloaded problem(s) from {', '.join(settings.data)}", file=sys.stderr)
+    if settings.serve.host not in ("127.0.0.1", "localhost", "::1") and not settings.serve.token:
+        print(f"prosfi serve: warning: listening on {settings.serve.host} without a token (--token or "
+              f"${TOKEN_ENV})", file=sys.stderr)
+    if args.ray:
+        from prosfi.serve.ray_app import serve_on_ray
+
+        try:
+            return serve_on_ray(settings, replicas=args.replicas, address=args.address,
+                                cpus_per_replica=args.cpus_per_replica)
+        except ImportError:
+            print("prosfi serve: --ray needs Ray Serve: pip install 'prosfi[ray]'", file=sys.stderr)
+            return 2
+    from prosfi.serve.app import create_app
+    from prosfi.serve.runner import serve_forever
+
+    print(f"prosfi serve: http://{settings.serve.host}:{settings.serve.port} (Ctrl-C stops)", file=sys.stderr)
+    try:
+        serve_forever(create_app(settings), settings.serve.host, settings.serve.port, args.log_level)
+    except KeyboardInterrupt:  # uvicorn re-raises the signal after its graceful shutdown
+        pass
+    return 0
+
+
+__all__ = ["TOKEN_ENV", "add_arguments", "run", "settings_from_args"]
