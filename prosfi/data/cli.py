@@ -195,15 +195,15 @@ def _proverqa(args) -> int:
 
 
 def _gold(args) -> int:
-    from prosfi.data.gold import gold_completion
-    from prosfi.data.prompts import to_sft_row
+    from prosfi.domains import domain_for
+    from prosfi.domains.prompts import to_sft_row
 
     problems = list(read_problems(args.problems))
     rows, missing = [], []
     ctx = contextlib.nullcontext(None) if args.no_verify else _verifier(args.backends)
     with ctx as verifier:
         for p in problems:
-            text = gold_completion(p, verifier)
+            text = domain_for(p).gold_completion(p, verifier)
             if text is None:
                 missing.append(p.id)
             elif args.sft:
@@ -218,9 +218,9 @@ def _gold(args) -> int:
 
 
 def _prompts(args) -> int:
-    from prosfi.data.prompts import SYSTEM_PROMPT, prompt_rows
+    from prosfi.domains.prompts import prompt_rows
 
-    system = SYSTEM_PROMPT
+    system = None  # each problem's domain prompt
     if args.system_prompt_file:
         with open(args.system_prompt_file, encoding="utf-8") as fh:
             system = fh.read().strip()

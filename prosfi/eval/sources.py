@@ -269,9 +269,11 @@ def folio_label_notes(problems: Sequence[Problem], verifier) -> list[str]:
 
 
 def content_key(problem: Problem) -> tuple:
-    """Same premises and goal (formal text), whatever the id: the held-out check's notion of 'same problem'."""
-    return (problem.kind, tuple(sorted(p.formal for p in problem.premises)), problem.goal,
-            tuple(problem.atoms))
+    """Same content (logic: premises and goal, formal text), whatever the id: the held-out check's notion of
+    'same problem' (`Domain.content_key`)."""
+    from prosfi.domains import domain_for
+
+    return domain_for(problem).content_key(problem)
 
 
 def overlap(problems: Sequence[Problem], training: Sequence[Problem]) -> list[str]:

@@ -64,7 +64,8 @@ class _BaseScriptArguments:
     )
     system_prompt: str | None = field(
         default=None,
-        metadata={"help": "system prompt of GRPO and SFT rows (default: prosfi.data.prompts.SYSTEM_PROMPT)"},
+        metadata={"help": "system prompt of GRPO and SFT rows (default: each problem's domain prompt; logic: "
+                  "prosfi.data.prompts.SYSTEM_PROMPT)"},
     )
     few_shot: int = field(default=0, metadata={"help": "worked examples put before each problem in the prompt"})
     torch_threads: int = field(

@@ -1,0 +1,97 @@
+"""The Domain interface: `domain_for` picks a domain per kind; the logic domain is exactly the logic
+modules it wraps (same traces, answers, chain results, gold, prompts); the quantity domain does the same
+jobs for quantity problems; prompt rows and scoring go through the Domain for mixed batches."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from prosfi.chain import ChainBatch, ChainConfig, Formulas
+from prosfi.data import gold, kk, prompts
+from prosfi.data.problem import Problem
+from prosfi.domains import Domain, domain_for, domain_names, get_domain
+from prosfi.domains import prompts as dprompts
+from prosfi.trace.answer import answer_correct, parse_answer
+from prosfi.trace.schema import parse_trace
+from prosfi.verify.config import VerifierConfig
+from prosfi.verify.verifier import Verifier
+
+OPTIONS = {"A": "True", "B": "False", "C": "Uncertain"}
+PQA = Problem.from_dict({
+    "id": "p1", "kind": "true_false_uncertain", "source": "toy", "question": "Is Tom alive?",
+    "premises": [{"id": "h1", "formal": "∀ x, Cat x → Alive x"}, {"id": "h2", "formal": "Cat tom"}],
+    "goal": "Alive tom", "options": OPTIONS, "answer": "A", "difficulty": 1})
+KK = kk.generate(kk.KKConfig(people=2), 1, 3)[0]
+GOOD = ('<think>t</think><steps>[{"id": "s1", "dependencies": ["h1", "h2"], "conclusion": "Alive tom", '
+        '"rule": "mp"}]</steps><answer>A</answer>')
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    with Verifier(VerifierConfig(workers=0)) as v:
+        yield v
+
+
+def test_domain_for_picks_by_kind_and_rejects_unknown_kinds():
+    assert domain_for(PQA).name == domain_for(KK).name == "logic"
+    assert domain_for("true_false_uncertain") is domain_for(PQA)  # one instance per domain
+    assert set(domain_names()) == {"logic", "quantity"}
+    assert isinstance(get_domain("logic"), Domain)
+    with pytest.raises(ValueError, match="no domain for problem kind"):
+        domain_for("sudoku")
+    with pytest.raises(ValueError, match="unknown domain"):
+        get_domain("sudoku")
+
+
+def test_logic_domain_reads_completions_and_answers_as_the_trace_modules_do():
+    d = domain_for(PQA)
+    for text in (GOOD, GOOD.replace("<answer>A", "<answer>B"), "no blocks", GOOD.replace('"h1", ', "")):
+        assert d.parse_trace(PQA, text) == parse_trace(text, ["h1", "h2"])
+    for problem, text in ((PQA, "A"), (PQA, "(C) Uncertain"), (PQA, "maybe"),
+                          (KK, gold.answer_text(KK)), (KK, "Zoey is a knave")):
+        claim = d.parse_answer(problem, text)
+        assert claim == parse_answer(problem, text)
+        assert d.answer_correct(problem, claim) == answer_correct(problem, claim)
+
+
+def test_logic_chain_check_through_the_domain_gives_the_chain_modules_result(verifier):
+    d = domain_for(PQA)
+    trace = d.parse_trace(PQA, GOOD).trace
+    claim = d.parse_answer(PQA, "A")
+    ours = ChainBatch([d.chain_check(PQA, trace.steps, claim, ChainConfig(), d.batch_state())]).check(verifier)
+    from prosfi.chain import ChainCheck
+
+    theirs = ChainBatch([ChainCheck(PQA, trace.steps, claim, ChainConfig(), Formulas())]).check(verifier)
+    def view(r):  # everything but the timings
+        return [s.to_json() for s in r.steps], r.all_verified, r.established, r.reason
+
+    assert view(ours[0]) == view(theirs[0]) and ours[0].chain_valid
+
+
+def test_logic_gold_and_prompt_rows_are_the_data_modules_own(verifier):
+    d = domain_for(KK)
+    assert d.gold_completion(KK, verifier) == gold.gold_completion(KK, verifier) is not None
+    assert d.gold_steps(KK) == gold.gold_steps(KK)
+    assert d.sloppy_completion(KK) == gold.sloppy_completion(KK)
+    assert d.answer_text(PQA) == "A" and d.user_prompt(PQA) == prompts.user_prompt(PQA)
+    for few in (0, 1):
+        assert dprompts.prompt_rows([PQA, KK], few_shot=few) == prompts.prompt_rows([PQA, KK], few_shot=few)
+    assert dprompts.to_sft_row(KK, "x") == prompts.to_sft_row(KK, "x")
+    assert dprompts.to_prompt_row(PQA, "custom")["prompt"][0]["content"] == "custom"
+
+
+def test_logic_content_key_ignores_id_and_premise_order():
+    d = domain_for(PQA)
+    moved = Problem.from_dict({**PQA.to_dict(), "id": "other",
+                               "premises": [p for p in reversed(PQA.to_dict()["premises"])]})
+    assert d.content_key(moved) == d.content_key(PQA) != d.content_key(KK)
+    assert json.loads(dprompts.to_prompt_row(PQA)["problem"])["id"] == "p1"
+
+
+def test_logic_step_object_is_the_written_form():
+    d = domain_for(PQA)
+    step = d.parse_trace(PQA, GOOD).trace.steps[0]
+    assert d.step_object(step) == {"id": "s1", "dependencies": ["h1", "h2"], "conclusion": "Alive tom", "rule": "mp"}
+    assert d.as_step(d.step_object(step)) == step
