@@ -15,8 +15,8 @@ Policies (see docs/quantity.md, "Units"):
 - Temperatures: an offset unit (degC, degF) is an *absolute* temperature and is converted to kelvin
   where it is read (a given or a claim). Arithmetic then runs on kelvin, so `t2 - t1` is a
   temperature difference in K; claim a difference in `K` or `delta_degC`, not in `degC` (a claim
-  "10 degC" means 283.15 K). Offset units inside compound units (degC/s) are an error: write
-  delta_degC/s.
+  "10 degC" means 283.15 K). Inside a compound unit Pint reads degC as a difference: 3 degC/s
+  is 3 K/s.
 """
 
 from __future__ import annotations
@@ -348,8 +348,14 @@ def parse_quantity(x: Any) -> Value:
 def format_number(x: Fraction | float, digits: int = 10) -> str:
     """"18", "0.25", "3.333333333" (10 significant digits for non-terminating or inexact values)."""
     if isinstance(x, Fraction):
-        if x.denominator == 1:
+        if x.denominator == 1 and abs(x.numerator) < 10 ** 16:
             return str(x.numerator)
+        if abs(x) >= 10 ** 16 or (x != 0 and abs(x) < Fraction(1, 10 ** 300)):
+            try:
+                return format(x.numerator / x.denominator, f".{digits}g")
+            except OverflowError:  # beyond floats: sign, leading digits and the decimal exponent
+                n = str(abs(x.numerator) // x.denominator)
+                return f"{'-' if x < 0 else ''}{n[0]}.{n[1:digits]}e+{len(n) - 1}"
         d = x.denominator
         while d % 2 == 0:
             d //= 2
