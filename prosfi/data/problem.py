@@ -219,10 +219,11 @@ class Problem:
             raise ValueError(f"field 'answer': does not parse as a quantity: {exc}") from None
         if self.target:
             try:
-                unit = parse_unit(str(self.target.get("unit") or ""))
+                parse_unit(str(self.target.get("unit") or ""))
+                unit = parse_quantity({"value": "1", "unit": str(self.target.get("unit") or "")})
             except (QuantError, TypeError, ValueError) as exc:
                 raise ValueError(f"field 'target.unit': does not parse: {exc}") from None
-            if _dimensionality(answer) != _dimensionality(1 * unit):
+            if _dimensionality(answer) != _dimensionality(unit):
                 raise ValueError(f"field 'answer': unit {self.answer.get('unit')!r} does not match the target "
                                  f"unit {self.target.get('unit')!r}")
         for i, p in enumerate(self.premises):
@@ -231,7 +232,7 @@ class Problem:
 
 
 def _dimensionality(q: Any) -> Any:
-    return getattr(q, "dimensionality", None)
+    return getattr(q, "dims", getattr(q, "dimensionality", None))
 
 
 ANSWER_LABELS = ("True", "False", "Uncertain")
