@@ -187,3 +187,18 @@ def test_a_chain_needs_min_steps_and_max_steps_bounds_padding():
     cfg = ChainConfig(max_steps=1)
     res = score_batch([EGGS], [completion(EGGS_GOLD, "18")], NO_VERIFIER, chain_config=cfg)[0]
     assert res.steps[1].verdict == "rejected" and "max_steps" in res.steps[1].reason
+
+
+def test_unit_factor_constants_need_their_context_small_integers_from_three_are_givens():
+    from prosfi.quant.grounding import allowed_constant
+
+    assert allowed_constant(60, "She works 2 hours a day") and allowed_constant(60, "a speed in km/h")
+    assert allowed_constant(60, "Janet sells 16 eggs") is None
+    assert allowed_constant(100, "25% of the price") and allowed_constant(2, "anything")
+    assert allowed_constant(3, "anything") is None and allowed_constant(9, None) is None
+    minutes = Problem.from_dict({
+        "id": "min", "kind": "quantity", "source": "gsm8k", "question": "Ann reads for 2 hours. How many minutes?",
+        "givens": [{"id": "g1", "value": "2", "unit": ""}], "answer": {"value": "120", "unit": ""}})
+    assert score(minutes, completion([step("s1", "g1 * 60", 120)], "120")).reward == 1.0
+    eggs = score(EGGS, completion([step("s1", "g1 * 60", 960)], "960"))
+    assert "no context for" in eggs.reason

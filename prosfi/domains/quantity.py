@@ -266,12 +266,13 @@ class QuantityState:
     """Per-batch memo: given values per problem, step outcomes by their inputs (a group repeats steps)."""
 
     def __init__(self) -> None:
-        self.givens: dict[int, tuple[Problem, dict[str, Value], frozenset, dict[str, str]]] = {}
+        self.givens: dict[int, tuple[Problem, dict[str, Value], frozenset, dict[str, str], str]] = {}
         self.outcomes: dict[tuple, tuple] = {}
         self.exprs: dict[str, Any] = {}
 
-    def problem_givens(self, problem: Problem) -> tuple[dict[str, Value], frozenset, dict[str, str]]:
-        """(given id -> Value, the givens' written numbers, given id -> why it does not read)."""
+    def problem_givens(self, problem: Problem) -> tuple[dict[str, Value], frozenset, dict[str, str], str]:
+        """(given id -> Value, the givens' written numbers, given id -> why it does not read, the problem's
+        text that unit-factor constants must find their context in)."""
         hit = self.givens.get(id(problem))
         if hit is None or hit[0] is not problem:
             values, numbers, bad = {}, set(), {}
@@ -287,8 +288,8 @@ class QuantityState:
                     numbers.add(Fraction(v.magnitude_in()))
                 except (QuantError, TypeError, ValueError, OverflowError):
                     pass
-            hit = self.givens[id(problem)] = (problem, values, frozenset(numbers), bad)
-        return hit[1], hit[2], hit[3]
+            hit = self.givens[id(problem)] = (problem, values, frozenset(numbers), bad, constant_context(problem))
+        return hit[1], hit[2], hit[3], hit[4]
 
     def expr(self, text: str):
         hit = self.exprs.get(text)
@@ -301,6 +302,17 @@ class QuantityState:
                 hit = QuantError("nested too deeply", "bound")
             self.exprs[text] = hit
         return hit
+
+
+def constant_context(problem: Problem) -> str:
+    """The text a unit-factor constant must find its context in: question, givens' units and texts, target."""
+    target = problem.target or {}
+    parts = [problem.question, str(target.get("name") or ""), str(target.get("unit") or "")]
+    for g in problem.givens:
+        parts += [str(g.get("unit") or ""), str(g.get("text") or "")]
+    if isinstance(problem.answer, dict):
+        parts.append(str(problem.answer.get("unit") or ""))
+    return " ".join(parts)
 
 
 def _ops(expr) -> int:
@@ -336,7 +348,7 @@ class QuantityChainCheck:
         return []
 
     def finish(self, verdicts) -> ChainResult:
-        givens, numbers, bad_givens = self.state.problem_givens(self.problem)
+        givens, numbers, bad_givens, context = self.state.problem_givens(self.problem)
         index = {s.id: i for i, s in enumerate(self.steps)}
         claims: dict[str, Value | None] = {}
         computed: dict[int, Value] = {}
@@ -346,7 +358,7 @@ class QuantityChainCheck:
                 claims[step.id] = claimed_value(step)
             except QuantError:
                 claims[step.id] = None
-            res, true = self._step(i, step, index, givens, numbers, bad_givens, claims)
+            res, true = self._step(i, step, index, givens, (numbers, context), bad_givens, claims)
             results.append(res)
             if true is not None and res.verified:
                 computed[i] = true
@@ -405,8 +417,9 @@ class QuantityChainCheck:
         return True, ""
 
     # ------------------------------------------------------------------ one step
-    def _step(self, i, step, index, givens, numbers, bad_givens, claims) -> tuple[QuantityStepResult, Value | None]:
+    def _step(self, i, step, index, givens, grounds, bad_givens, claims) -> tuple[QuantityStepResult, Value | None]:
         cfg, rules = self.config, self.rules
+        numbers, context = grounds
 
         def res(verdict, reason, guard=""):
             return QuantityStepResult(step.id, verdict, reason, backend="quant", guard=guard), None
@@ -446,9 +459,10 @@ class QuantityChainCheck:
         if len(refs) > cfg.max_dependencies:
             return res(REJECTED, f"cites {len(refs)} ids (max_dependencies {cfg.max_dependencies})")
         for lit in literals:
-            if lit not in numbers and allowed_constant(lit) is None:
-                return res(REJECTED, f"ungrounded literal {format_number(lit)} (grounding): not a given's number nor "
-                           "a listed constant", "grounding")
+            if lit not in numbers and allowed_constant(lit, context) is None:
+                why = ("a unit factor the problem gives no context for" if lit in ALLOWED_CONSTANTS
+                       else "not a given's number nor a listed constant")
+                return res(REJECTED, f"ungrounded literal {format_number(lit)} (grounding): {why}", "grounding")
         env: dict[str, Value] = {}
         for d in refs:
             if d in givens:
