@@ -201,4 +201,4 @@ def test_unit_factor_constants_need_their_context_small_integers_from_three_are_
         "givens": [{"id": "g1", "value": "2", "unit": ""}], "answer": {"value": "120", "unit": ""}})
     assert score(minutes, completion([step("s1", "g1 * 60", 120)], "120")).reward == 1.0
     eggs = score(EGGS, completion([step("s1", "g1 * 60", 960)], "960"))
-    assert "no context for" in eggs.reason
+    assert "no context for" in eggs.steps[0].reason and eggs.steps[0].verdict == "rejected"
