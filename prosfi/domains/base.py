@@ -101,6 +101,12 @@ class Domain:
         """k small solved examples of `kind` (fixed seeds, gold completions)."""
         raise NotImplementedError
 
+    # ------------------------------------------------------------------ eval
+    def step_categories(self) -> dict[str, tuple[str, ...]]:
+        """Eval record column -> the step `guard` values it counts (e.g. quantity's `dimension_errors`);
+        empty for a domain whose steps carry no guard categories."""
+        return {}
+
     # ------------------------------------------------------------------ identity
     def content_key(self, problem: Problem) -> tuple:
         """What makes two problems the same problem whatever their ids (held-out and disjointness checks)."""

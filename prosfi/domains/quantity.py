@@ -695,6 +695,9 @@ class QuantityDomain(Domain):
             return []
         return list(few_shot_examples(k))[:k]
 
+    def step_categories(self) -> dict[str, tuple[str, ...]]:
+        return {"dimension_errors": (DIMENSION,), "grounding_failures": GROUNDING_GUARDS}
+
     def content_key(self, problem: Problem) -> tuple:
         answer = problem.answer if isinstance(problem.answer, dict) else {"value": problem.answer}
         return (problem.kind, problem.question.strip(),

@@ -24,8 +24,10 @@ def number(value: float | None) -> str:
 
 def _extra_columns(summary: dict[str, Any]) -> list[str]:
     o = summary.get("overall", {})
-    return [k for k in o if (k.startswith(("pass@", "maj@")) or k == "judge_soundness")
-            and not k.endswith("_ci")]
+    return [k for k in o if (k.startswith(("pass@", "maj@")) or k in _OPTIONAL) and not k.endswith("_ci")]
+
+
+_OPTIONAL = ("judge_soundness", "dimension_error_rate", "grounding_failure_rate")
 
 
 def cell(metrics: dict[str, Any], key: str) -> str:
