@@ -202,3 +202,12 @@ def test_unit_factor_constants_need_their_context_small_integers_from_three_are_
     assert score(minutes, completion([step("s1", "g1 * 60", 120)], "120")).reward == 1.0
     eggs = score(EGGS, completion([step("s1", "g1 * 60", 960)], "960"))
     assert "no context for" in eggs.steps[0].reason and eggs.steps[0].verdict == "rejected"
+
+
+def test_a_percent_given_grounds_both_its_number_and_its_fraction():
+    pct = Problem.from_dict({
+        "id": "pct", "kind": "quantity", "source": "gsm8k", "question": "A $40 shirt costs 150% more. Price?",
+        "givens": [{"id": "g1", "value": "40", "unit": "USD"}, {"id": "g2", "value": "150", "unit": "percent"}],
+        "answer": {"value": "100", "unit": "USD"}})
+    for expr in ("g1 * 150 / 100 + g1", "g1 * 1.5 + g1", "g1 * g2 + g1"):
+        assert score(pct, completion([step("s1", expr, 100, "USD")], "$100")).reward == 1.0, expr

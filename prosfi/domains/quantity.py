@@ -284,10 +284,16 @@ class QuantityState:
                     bad[gid] = str(exc)
                     continue
                 values[gid] = v
-                try:
-                    numbers.add(Fraction(v.magnitude_in()))
-                except (QuantError, TypeError, ValueError, OverflowError):
-                    pass
+                # the number as written ("150" of 150%, "120" of 120 km) and, for plain numbers, the value
+                # itself (1.5 for 150%: GSM8K writes both 150/100 and 1.5)
+                for number in (lambda: v.magnitude_in(), lambda: v.mag if v.dimensionless else None,
+                               lambda: parse_number(str(g.get("value")).strip().lstrip("$").rstrip("%"))):
+                    try:
+                        x = number()
+                        if x is not None:
+                            numbers.add(Fraction(x))
+                    except (QuantError, TypeError, ValueError, OverflowError, ZeroDivisionError):
+                        pass
             hit = self.givens[id(problem)] = (problem, values, frozenset(numbers), bad, constant_context(problem))
         return hit[1], hit[2], hit[3], hit[4]
 
