@@ -220,7 +220,7 @@ def problem_from_record(record: Any, pid: str, with_gold: bool = True) -> Proble
         m = _FINAL.search(solution)
         raise ValueError("no '#### N' final answer" if m is None else f"final answer {m.group(1)!r} is not a number")
     givens = []
-    for g in extract_givens(question):
+    for g in extract_givens(question, units="money"):
         d = {"id": g.id, "value": g.value, "unit": g.unit, "text": g.text, "start": g.start, "end": g.end}
         givens.append(d)
     eqs = equations(solution)

@@ -52,7 +52,7 @@ def problem_from_entry(entry: dict[str, Any], pid: str, dataset=None) -> Problem
     cot = str(meta.get("answer_cot") or "")
     cot_answer = final_answer(cot)
     givens = [{"id": g.id, "value": g.value, "unit": g.unit, "text": g.text, "start": g.start, "end": g.end}
-              for g in extract_givens(question)]
+              for g in extract_givens(question, units="money")]
     eqs = equations(cot)
     problem = Problem(
         id=pid, kind="quantity", premises=[], source="gsm_symbolic", question=question, givens=givens,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Callable
 
 from prosfi.data.problem import Problem
@@ -181,6 +182,14 @@ TEMPLATES: dict[str, list[Callable[[random.Random], _Spec]]] = {
 }
 
 
+def json_number(x: Fraction | float) -> int | float:
+    """A step value as JSON writes it: an int when integral, else the nearest float."""
+    if isinstance(x, Fraction) and x.denominator == 1:
+        return int(x)
+    f = float(x)
+    return int(f) if f.is_integer() and abs(f) < 2**53 else f
+
+
 def _number(x) -> str:
     from prosfi.quant.units import format_number
 
@@ -190,7 +199,6 @@ def _number(x) -> str:
 def build(spec: _Spec, pid: str, difficulty: str) -> Problem:
     """A drawn spec -> a Problem with givens (spans in the question) and its computed gold chain."""
     from prosfi.quant import apply_primitive, evaluate, parse_expr, parse_quantity
-    from prosfi.data.quant_gold import json_number
 
     question = spec.question.format(*(g[2] for g in spec.givens))
     givens, env, pos = [], {}, 0

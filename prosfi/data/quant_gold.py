@@ -19,26 +19,34 @@ from typing import Any, Sequence
 from prosfi.data.problem import Problem
 
 # Used only if prosfi.quant.grounding (the chain rules' list) cannot be imported.
-FALLBACK_CONSTANTS = frozenset(Fraction(n) for n in (*range(0, 11), 12, 24, 52, 60, 100, 365, 1000, 3600))
+FALLBACK_CONSTANTS = frozenset(Fraction(n) for n in (0, 1, 2, Fraction(1, 2)))
 MAX_STEPS = 24
 MAX_OPS = 4  # the chain rules' limits (prosfi.domains.quantity)
 MAX_REFS = 4
 _ATTEMPTS = 48
 
 
-def allowed_constants() -> frozenset[Fraction]:
-    """The literals a chain may use without citing a given (the chain rules' list, read from prosfi.quant)."""
+def constant_context(problem: Problem) -> str:
+    """The text a unit-factor constant must find its context in (the chain rules' notion: question, target,
+    givens' units and texts, answer unit)."""
+    target = problem.target or {}
+    parts = [problem.question, str(target.get("name") or ""), str(target.get("unit") or "")]
+    for g in problem.givens:
+        parts += [str(g.get("unit") or ""), str(g.get("text") or "")]
+    if isinstance(problem.answer, dict):
+        parts.append(str(problem.answer.get("unit") or ""))
+    return " ".join(parts)
+
+
+def allowed_constants(problem: Problem | None = None) -> frozenset[Fraction]:
+    """The literals a chain for `problem` may use without citing a given: the chain rules' list
+    (`prosfi.quant.grounding`), unit factors only where the problem names what they convert."""
     try:
-        from prosfi.quant.grounding import ALLOWED_CONSTANTS
+        from prosfi.quant.grounding import ALLOWED_CONSTANTS, allowed_constant
     except ImportError:  # pragma: no cover - the list ships with prosfi.quant
         return FALLBACK_CONSTANTS
-    out = set()
-    for c in ALLOWED_CONSTANTS:
-        try:
-            out.add(Fraction(str(c)))
-        except (ValueError, ZeroDivisionError):
-            continue
-    return frozenset(out)
+    context = None if problem is None else constant_context(problem)
+    return frozenset(Fraction(c) for c in ALLOWED_CONSTANTS if allowed_constant(Fraction(c), context))
 
 
 # ------------------------------------------------------------------ reading and rendering
@@ -81,10 +89,9 @@ def gold_completion(problem: Problem) -> str | None:
 
 def json_number(x: Fraction | float) -> int | float:
     """A step value as JSON writes it: an int when integral, else the nearest float."""
-    if isinstance(x, Fraction) and x.denominator == 1:
-        return int(x)
-    f = float(x)
-    return int(f) if f.is_integer() and abs(f) < 2**53 else f
+    from prosfi.data.physics import json_number as _json_number
+
+    return _json_number(x)
 
 
 # ------------------------------------------------------------------ building chains from worked arithmetic
@@ -142,7 +149,7 @@ class _Chain:
                 continue
             if str(g.get("unit") or "").strip() in ("percent", "%"):
                 self.percent[gid] = self.written[gid]
-        self.constants = allowed_constants()
+        self.constants = allowed_constants(problem)
         self.steps: list[dict[str, Any]] = []  # {"key", "tokens", "value": Value, "shown": Fraction|float}
         self.used: set[str] = set()
 
@@ -171,21 +178,55 @@ class _Chain:
         return next(s["value"] for s in self.steps if s["key"] == key)
 
 
+def _fraction_givens(chain: _Chain) -> dict[Fraction, str]:
+    """Dimensionless non-integer givens ("25%", "two-thirds", "a quarter"), by value."""
+    out: dict[Fraction, str] = {}
+    for gid, v in chain.env.items():
+        if v.dimensionless and isinstance(v.mag, Fraction) and v.mag.denominator != 1:
+            out.setdefault(v.mag, gid)
+    return out
+
+
 def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple[str, Any]]:
-    """`N / 100` and `N * .01` where "N%" is a given -> that given (its value is already N/100)."""
+    """Write the solution's spelled-out fractions as the givens they are: `N / 100` and `N * .01` where "N%"
+    is a given, `a / b` where a/b is a given ("three-fifths"), `x / b` where 1/b is a given ("a third" ->
+    `x * g`), and a literal `1 + p` or `1 - p` where p is a given ("25% more" -> 1.25)."""
     by_n: dict[Fraction, str] = {}
     for gid, n in chain.percent.items():
         by_n.setdefault(n, gid)
+    fractions = _fraction_givens(chain)
     out: list[tuple[str, Any]] = []
     i = 0
     while i < len(tokens):
         t = tokens[i]
-        if t[0] == "num" and i + 2 < len(tokens) and tokens[i + 1][0] == "op" and \
-                (out[-1:] != [("op", "/")]) and tokens[i + 2][0] == "num":
+        after_div = out[-1:] == [("op", "/")]
+        if t[0] == "num" and i + 2 < len(tokens) and tokens[i + 1][0] == "op" and not after_div \
+                and tokens[i + 2][0] == "num" and not (i + 3 < len(tokens) and tokens[i + 3] == ("op", "**")):
             n, op, k = Fraction(t[1]), tokens[i + 1][1], Fraction(tokens[i + 2][1])
             if n in by_n and ((op == "/" and k == 100) or (op == "*" and k == Fraction(1, 100))):
                 out.append(("ref", by_n[n]))
                 i += 3
+                continue
+            if op == "/" and k != 0 and (n / k) in fractions and not chain.candidates(n):
+                out.append(("ref", fractions[n / k]))
+                i += 3
+                continue
+        if t == ("op", "/") and i + 1 < len(tokens) and tokens[i + 1][0] == "num" and \
+                not (i + 2 < len(tokens) and tokens[i + 2] == ("op", "**")):
+            k = Fraction(tokens[i + 1][1])
+            if k not in (0, 1, 2) and not chain.candidates(k) and (1 / k) in fractions:
+                out += [("op", "*"), ("ref", fractions[1 / k])]
+                i += 2
+                continue
+        if t[0] == "num" and not chain.candidates(Fraction(t[1])) and Fraction(t[1]) not in chain.constants:
+            lit = Fraction(t[1])
+            if (lit - 1) in fractions:
+                out += [("op", "("), ("num", "1"), ("op", "+"), ("ref", fractions[lit - 1]), ("op", ")")]
+                i += 1
+                continue
+            if (1 - lit) in fractions:
+                out += [("op", "("), ("num", "1"), ("op", "-"), ("ref", fractions[1 - lit]), ("op", ")")]
+                i += 1
                 continue
         out.append(t)
         i += 1
