@@ -15,6 +15,7 @@ step's value. Quantity chains need no prover: both `ChainBatch` rounds send noth
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from prosfi.quant import QuantError, Tolerance, close_enough, evaluate, parse_ex
 from prosfi.quant.check import compute
 from prosfi.quant.expr import BinOp, Call, Unary
 from prosfi.quant.grounding import ALLOWED_CONSTANTS, allowed_constant
+from prosfi.quant.tolerance import _rel_ok
 from prosfi.quant.units import DIMENSIONLESS, Value, format_number, format_value, make_value, parse_number, unit_info
 from prosfi.trace.extract import completion_text, extract_blocks, strip_fence
 from prosfi.trace.schema import MAX_REASONS, ParsedTrace, Trace
@@ -179,8 +181,20 @@ def parse_steps(text: str, given_ids: Sequence[str] = ()) -> tuple[tuple[Quantit
 
 def claimed_value(step: QuantityStep) -> Value:
     """The step's stated value and unit as a Value (QuantError when it does not read)."""
-    number = parse_number(step.value.strip()) if isinstance(step.value, str) else parse_quantity(step.value).mag
-    return make_value(number, step.unit)
+    return _claimed(step.value if not isinstance(step.value, float) else ("f", step.value), step.unit)
+
+
+@functools.lru_cache(maxsize=65536)
+def _claimed(value: Any, unit: str) -> Value:
+    if isinstance(value, tuple):  # ("f", float): keyed apart from an equal int (1.0 vs 1 hash alike)
+        value = value[1]
+    number = parse_number(value.strip()) if isinstance(value, str) else parse_quantity(value).mag
+    return make_value(number, unit)
+
+
+def _same(a: Value, b: Value, tol: Tolerance) -> bool:
+    """`close_enough` without building a reason (the guards compare many values that differ)."""
+    return a.dims == b.dims and _rel_ok(a.mag, b.mag, tol)
 
 
 # ---------------------------------------------------------------------------------------- answers
@@ -247,9 +261,15 @@ def gold_value(problem: Problem) -> Value | None:
     answer = problem.answer
     if not isinstance(answer, dict) or "value" not in answer:
         return None
+    return _gold(answer["value"] if not isinstance(answer["value"], float) else ("f", answer["value"]),
+                 str(answer.get("unit") or ""))
+
+
+@functools.lru_cache(maxsize=65536)
+def _gold(value: Any, unit: str) -> Value | None:
     try:
-        return parse_quantity({"value": answer["value"], "unit": answer.get("unit") or ""})
-    except QuantError:
+        return parse_quantity({"value": value[1] if isinstance(value, tuple) else value, "unit": unit})
+    except (QuantError, TypeError, ValueError):
         return None
 
 
@@ -517,11 +537,11 @@ class QuantityChainCheck:
                 moved = self._compute(step, expr, {**env, d: _scaled(env[d], self.rules.perturbation)})
             except (QuantError, ArithmeticError, ValueError, OverflowError):
                 continue  # the result depends on it (it breaks without it)
-            if close_enough(true, moved, tol)[0]:
+            if _same(true, moved, tol):
                 return (REJECTED, f"does not depend on {d} (grounding): the value stays {format_value(true)} "
                         f"whatever {d} is", "insensitive", None)
         for d in refs:
-            if env[d].dims == true.dims and close_enough(env[d], true, tol)[0]:
+            if _same(env[d], true, tol):
                 return REJECTED, f"restates {d} (grounding): its value is {d}'s", "restatement", None
         return "valid", "", "", true
 
