@@ -22,9 +22,10 @@ import re
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 
-from prosfi.quant.units import format_number
+from prosfi.quant.units import MAX_LITERAL_DIGITS, format_number
 
 MAX_QUESTION_CHARS = 20000
+MAX_GIVEN_CHARS = 80
 
 
 @dataclass(frozen=True)
@@ -92,14 +93,14 @@ _WORDS_RE = (rf"(?:(?:{_NUMWORD}|a)(?:[\s-]+(?:and[\s-]+)?(?:{_NUMWORD}|a\s+(?:h
 _NUMERAL = r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+"
 _CANDIDATE = re.compile(
     rf"(?P<numeral>(?<![\w.$])(?P<neg>-(?=\d))?(?P<cur>\$\s?)?(?P<num>{_NUMERAL})"
-    rf"(?:(?:\s+(?P<whole_frac>\d+\s*/\s*\d+))|(?:\s*/\s*(?P<den>\d+)))?(?![\d/])(?P<ord>st|nd|rd|th)?(?![\w]))"
+    rf"(?:(?:\s+(?P<whole_frac>\d+\s*/\s*\d+))|(?:\s*/\s*(?P<den>\d+)))?(?![\d/])(?P<ord>(?:st|nd|rd|th)(?![A-Za-z]))?(?![\d]))"
     rf"|(?P<special>\b(?:{'|'.join(_MULTIPLES)}|half\s+a\s+dozen|a\s+dozen|dozen|an?\s+half|half)\b)"
     rf"|(?P<words>\b{_WORDS_RE}\b)",
     re.IGNORECASE)
 _SCALE_AFTER = re.compile(r"\s+(million|billion|thousand|hundred)\b", re.IGNORECASE)
 _PERCENT_AFTER = re.compile(r"\s*(?:%|percent\b|per\s*cent\b)", re.IGNORECASE)
 _UNIT_TOKEN = r"(?:[A-Za-z°Ωµ℃][A-Za-z°Ωµ]*(?:/[A-Za-z]+)?(?:\^-?\d|\*\*-?\d|[²³])?)"
-_UNIT_AFTER = re.compile(rf"\s*(?P<u>{_UNIT_TOKEN})(?![\w/])(?:\s+(?P<u2>Celsius|Fahrenheit|C|F)\b)?"
+_UNIT_AFTER = re.compile(rf"(?:\s*|-)(?P<u>{_UNIT_TOKEN})(?![\w/])(?:\s+(?P<u2>Celsius|Fahrenheit|C|F)\b)?"
                          rf"(?:\s+per\s+(?P<per>{_UNIT_TOKEN})(?![\w/]))?")
 
 
@@ -176,6 +177,8 @@ def extract_givens(question: str, units: str = "all") -> list[Given]:
         start, end = m.span()
         pos = max(end, start + 1)
         unit = ""
+        if len(m.group()) > MAX_GIVEN_CHARS or sum(c.isdigit() for c in m.group()) > MAX_LITERAL_DIGITS:
+            continue  # not a quantity a word problem states; the verifier would refuse it anyway
         if m.group("numeral"):
             value = Fraction(m.group("num").replace(",", ""))
             if m.group("den"):
