@@ -95,3 +95,59 @@ def test_logic_step_object_is_the_written_form():
     step = d.parse_trace(PQA, GOOD).trace.steps[0]
     assert d.step_object(step) == {"id": "s1", "dependencies": ["h1", "h2"], "conclusion": "Alive tom", "rule": "mp"}
     assert d.as_step(d.step_object(step)) == step
+
+
+# ------------------------------------------------------------------ the quantity domain
+QTY = Problem.from_dict({
+    "id": "q1", "kind": "quantity", "source": "physics", "difficulty": "easy",
+    "question": "A car covers 120 km in 1.5 h. What is its average speed?",
+    "givens": [{"id": "g1", "value": "120", "unit": "km", "text": "120 km"},
+               {"id": "g2", "value": "1.5", "unit": "h", "text": "covers it in 1.5 h"}],
+    "target": {"name": "speed", "unit": "km/h"}, "answer": {"value": "80", "unit": "km/h"},
+    "gold_steps": [{"id": "s1", "expr": "g1 / g2", "value": 80, "unit": "km/h", "name": "speed"}]})
+
+
+def test_quantity_domain_does_every_job_of_the_interface():
+    d = domain_for(QTY)
+    assert d.name == "quantity" and d.kinds == ("quantity",) and not d.step_grounding
+    prompt = d.user_prompt(QTY)
+    assert "g1 = 120 km" in prompt and 'g2 = 1.5 h  ("covers it in 1.5 h")' in prompt and "Find: speed (in km/h)" in prompt
+    assert d.answer_text(QTY) == "80 km/h" and d.gold_steps(QTY)[0]["expr"] == "g1 / g2"
+    gold_text = d.gold_completion(QTY)
+    trace = d.parse_trace(QTY, gold_text)
+    assert trace.ok and d.answer_correct(QTY, d.parse_answer(QTY, trace.trace.answer))
+    result = d.check_chain(QTY, trace.trace.steps, d.parse_answer(QTY, trace.trace.answer))
+    assert result.chain_valid
+    sloppy = d.parse_trace(QTY, d.sloppy_completion(QTY)).trace
+    assert not d.check_chain(QTY, sloppy.steps, d.parse_answer(QTY, sloppy.answer)).chain_valid
+    assert d.step_categories()["dimension_errors"] == ("dimension",)
+    moved = Problem.from_dict({**QTY.to_dict(), "id": "other"})
+    assert d.content_key(moved) == d.content_key(QTY) != d.content_key(PQA)
+    assert d.parse_trace(QTY, "no blocks").reason == "missing </think>"
+
+
+def test_quantity_prompt_rows_and_sft_rows_go_through_the_domain(verifier):
+    rows = dprompts.prompt_rows([PQA, QTY])
+    assert rows[0]["prompt"][0]["content"] == prompts.SYSTEM_PROMPT  # logic keeps its prompt
+    assert rows[1]["prompt"][0]["content"] == domain_for(QTY).system_prompt != prompts.SYSTEM_PROMPT
+    assert rows[1]["kind"] == "quantity" and rows[1]["answer"] == "80 km/h"
+    assert Problem.from_dict(json.loads(rows[1]["problem"])).givens == QTY.givens
+
+    from prosfi.rewards.funcs import make_reward_funcs
+    from prosfi.train.rows import sft_dataset
+
+    sft = sft_dataset([PQA, QTY], verifier=verifier)
+    reward = make_reward_funcs("prosfi", verifier=verifier)[0]
+    scores = reward(prompts=None, completions=[r["completion"] for r in sft],
+                    problem=[rows[0]["problem"], rows[1]["problem"]])
+    assert scores == [1.0, 1.0]
+
+
+def test_train_specs_draw_quantity_problems():
+    from prosfi.train.problems import generate_problems
+
+    problems = generate_problems("physics", 4, seed=3, difficulty="easy,hard")
+    assert [p.difficulty for p in problems] == ["easy", "easy", "hard", "hard"]
+    assert all(domain_for(p).gold_completion(p) for p in problems)
+    with pytest.raises(ValueError, match="dataset_path"):
+        generate_problems("gsm8k", 2)

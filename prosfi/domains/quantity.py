@@ -570,8 +570,9 @@ def _given_line(g: dict[str, Any]) -> str:
     value = str(g.get("value", ""))
     unit = str(g.get("unit") or "")
     text = str(g.get("text") or "")
-    line = f"{g.get('id')} = {value}{' ' + unit if unit else ''}"
-    return f"{line}  (\"{text}\")" if text else line
+    shown = f"{value}{' ' + unit if unit else ''}"
+    line = f"{g.get('id')} = {shown}"
+    return f"{line}  (\"{text}\")" if text and text.strip() != shown else line
 
 
 def user_prompt(problem: Problem) -> str:
