@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from prosfi.quant.errors import QuantError
 from prosfi.quant.evaluate import evaluate

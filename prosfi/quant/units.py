@@ -27,7 +27,8 @@ import re
 import threading
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from prosfi.quant.errors import QuantError
 
@@ -294,6 +295,8 @@ def parse_quantity(x: Any) -> Value:
     Exact (Fraction) for every decimal or fraction text and for ints; floats are read as the decimal
     they print as. QuantError("error") for anything else, ("bound") past the digit limits.
     """
+    if isinstance(x, str):
+        return _parse_text(x)
     if isinstance(x, Value):
         return x
     if isinstance(x, bool):
@@ -319,6 +322,13 @@ def parse_quantity(x: Any) -> Value:
         return make_value(base.mag, unit)
     if not isinstance(x, str):
         raise QuantError(f"a quantity must be a string or a number, not {type(x).__name__}")
+    return _parse_text(x)
+
+
+@functools.lru_cache(maxsize=16384)
+def _parse_text(x: str) -> Value:
+    """parse_quantity of a text, cached: reward batches repeat the same givens and claims. Values
+    are never mutated (by convention: the evaluator always builds new ones)."""
     if len(x) > MAX_QUANTITY_CHARS:
         raise QuantError(f"a quantity text longer than {MAX_QUANTITY_CHARS} characters", "bound")
     m = _QUANTITY_RE.fullmatch(x)
@@ -361,13 +371,17 @@ def format_number(x: Fraction | float, digits: int = 10) -> str:
             d //= 2
         while d % 5 == 0:
             d //= 5
-        if d == 1 and len(str(x.denominator)) <= 20:  # a terminating decimal: print it exactly
+        if d == 1 and x.denominator <= 10 ** 12:  # a short terminating decimal: print it exactly
             sign = "-" if x < 0 else ""
-            a = abs(x)
-            k = 0
-            while (a * 10 ** k).denominator != 1:
-                k += 1
-            s = str((a * 10 ** k).numerator).rjust(k + 1, "0")
+            den, k2, k5 = x.denominator, 0, 0
+            while den % 2 == 0:
+                den //= 2
+                k2 += 1
+            while den % 5 == 0:
+                den //= 5
+                k5 += 1
+            k = max(k2, k5)
+            s = str(abs(x.numerator) * 10 ** k // x.denominator).rjust(k + 1, "0")
             return f"{sign}{s[:-k]}.{s[-k:]}"
         x = float(x)
     if x == int(x) and abs(x) < 1e15:
