@@ -69,6 +69,7 @@ class Equation:
     origin: str
     line: int
     percent_literals: set[str] = field(default_factory=set)  # literals written as N% in the text
+    money: bool = False  # the solution writes the result as dollars ("= $<<...>>", "$5 x 3 = $15")
 
 
 _TIMES = re.compile(r"(?<=[\d)%])\s*[x×X∗·]\s*(?=[\d($.])")
@@ -153,6 +154,7 @@ def equations(solution: str) -> list[Equation]:
         annotated: list[Fraction] = []
         for m in _ANNOTATION.finditer(line):
             body = m.group(1)
+            money = line[max(0, m.start() - 3):m.start()].strip().endswith("$")
             if "=" not in body:
                 continue
             lhs, _, rhs = body.rpartition("=")
@@ -161,7 +163,7 @@ def equations(solution: str) -> list[Equation]:
             if value is None or norm is None:
                 continue
             annotated.append(value)
-            out.append(Equation(norm[0], value, "annotation", lineno, norm[1]))
+            out.append(Equation(norm[0], value, "annotation", lineno, norm[1], money))
         plain = _ANNOTATION.sub(" ", line)
         plain = re.sub(r"(?<=\d)\s*/\s*\$", "/", plain)
         for m in _PLAIN.finditer(plain):
@@ -176,7 +178,8 @@ def equations(solution: str) -> list[Equation]:
             got = literal_value(norm[0])
             if got is None or got != value and abs(got - value) > abs(value) * Fraction(1, 100):
                 continue  # "x = 2L + 8 = 22" style algebra, or text we misread: not a computation
-            out.append(Equation(norm[0], value, "text", lineno, norm[1]))
+            money = "$" in m.group(0).split("=")[-1]
+            out.append(Equation(norm[0], value, "text", lineno, norm[1], money))
     return out
 
 
@@ -234,7 +237,7 @@ def problem_from_record(record: Any, pid: str, with_gold: bool = True) -> Proble
     if with_gold:
         from prosfi.data.quant_gold import build_chain
 
-        built = build_chain(problem, [(e.expr, e.result, e.percent_literals) for e in eqs], answer)
+        built = build_chain(problem, [(e.expr, e.result, e) for e in eqs], answer)
         if built.steps is not None:
             problem.extra["gold_steps"] = built.steps
             if built.unit:

@@ -63,7 +63,7 @@ def problem_from_entry(entry: dict[str, Any], pid: str, dataset=None) -> Problem
     if cot_answer is not None and cot_answer != answer:
         problem.extra["gold_issue"] = f"solution: its #### {number_text(cot_answer)} is not the answer"
         return problem
-    built = build_chain(problem, [(e.expr, e.result, e.percent_literals) for e in eqs], answer)
+    built = build_chain(problem, [(e.expr, e.result, e) for e in eqs], answer)
     if built.steps is not None:
         problem.extra["gold_steps"] = built.steps
         if built.unit:

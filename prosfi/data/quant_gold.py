@@ -264,7 +264,14 @@ def _evaluate(chain: _Chain, tokens: Sequence[tuple[str, Any]]):
     return evaluate(parse_expr(_render(tokens)), env)
 
 
-def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction):
+_CURRENCY = 7  # index of [currency] in prosfi.quant.units.DIM_NAMES
+
+
+def _money(v) -> bool:
+    return len(v.dims) > _CURRENCY and v.dims[_CURRENCY] == 1
+
+
+def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, money: bool = False):
     """Map every literal to a ref or an allowed constant so that the expression still evaluates to
     `result`. Returns (tokens, value) or (None, reason). Combinations are tried best first: distinct refs,
     no ref standing for 0 or 1 (a cited 1 or 0 would not change the value), earlier options first."""
@@ -290,6 +297,7 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction):
     combos = list(itertools.islice(itertools.product(*options), 512))
     combos.sort(key=penalty)
     last_reason = "value: no grounding reproduces the stated result"
+    fallback = None
     for combo in combos[:_ATTEMPTS]:
         out = list(tokens)
         for i, pick in zip(slots, combo):
@@ -301,10 +309,16 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction):
         except QuantError as exc:
             last_reason = f"{'dimension' if exc.kind == 'dimension' else 'evaluation'}: {exc}"
             continue
+        if len(v.dims) > _CURRENCY and abs(v.dims[_CURRENCY]) > 1:
+            last_reason = "dimension: dollars times dollars"
+            continue
         if _close(shown, result, 1e-6):
+            if money and not _money(v):
+                fallback = fallback or (out, v)  # the solution says dollars: look for a grounding in USD
+                continue
             return out, v
         last_reason = f"value: grounded expression gives {float(shown):g}, the solution says {float(result):g}"
-    return None, last_reason
+    return fallback if fallback is not None else (None, last_reason)
 
 
 def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]], answer: Fraction) -> Built:
@@ -317,7 +331,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
     except QuantError as exc:
         return Built(None, f"givens: {exc}")
     first_issue = ""
-    for expr, result, _ in equations:
+    for expr, result, info in equations:
         tokens = _tokens(expr)
         if tokens is None:
             first_issue = first_issue or f"parse: {expr!r}"
@@ -325,7 +339,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
         tokens = _percent_rewrite(tokens, chain)
         if sum(1 for t in tokens if t[0] != "op") <= 1:
             continue  # `<<40=40>>`: restates a number, not a computation
-        grounded, v = _ground(chain, tokens, result)
+        grounded, v = _ground(chain, tokens, result, bool(getattr(info, "money", False)))
         if grounded is None:
             first_issue = first_issue or f"{v} in {expr!r}"
             continue
