@@ -169,3 +169,13 @@ def test_prosfi_check_tolerance_flags(tmp_path, capsys):
     assert main(["check", str(steps), "--workers", "0", "--rel-tol", "0.01"]) == 0
     assert '"valid"' in capsys.readouterr().out
     assert main(["check", str(steps), "--workers", "0", "--sigfigs", "0"]) == 2
+
+
+def test_docs_primitives_table_is_in_sync():
+    from pathlib import Path
+
+    from prosfi.quant.primitives import primitives_table
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "quantity.md").read_text(encoding="utf-8")
+    table = doc.split("<!-- primitives-table: begin -->\n", 1)[1].split("\n<!-- primitives-table: end -->", 1)[0]
+    assert table.strip() == primitives_table().strip(), "regenerate the table: see docs/quantity.md, Primitives"

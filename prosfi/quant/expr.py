@@ -277,7 +277,12 @@ def parse_expr(text: str) -> Expr:
         raise QuantError(f"an expression must be a string, not {type(text).__name__}")
     if len(text) > MAX_EXPR_CHARS:
         raise QuantError(f"expression longer than {MAX_EXPR_CHARS} characters", "bound")
-    return _parse_cached(text)
+    try:
+        return _parse_cached(text)
+    except QuantError as exc:
+        if exc.kind == "error" and re.search(r"%\s*(?:$|[)+\-*/,])", text):
+            raise QuantError(f"{exc} (`%` is the remainder operator here; write a percentage as x / 100)") from None
+        raise
 
 
 __all__ = ["Expr", "Num", "Name", "Unary", "BinOp", "Call", "FUNCTIONS", "parse_expr", "MAX_EXPR_CHARS",

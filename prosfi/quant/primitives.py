@@ -276,4 +276,17 @@ def apply_primitive(name: str, args: Sequence[Value]) -> Value:
     return result
 
 
-__all__ = ["Primitive", "PRIMITIVES", "apply_primitive", "GAS_CONSTANT", "ANY", "FREE"]
+
+
+def primitives_table() -> str:
+    """The Markdown table of PRIMITIVES that docs/quantity.md carries (a test keeps them in sync)."""
+    rows = ["| primitive | domain | arguments | result | computes |", "|---|---|---|---|---|"]
+    for p in PRIMITIVES.values():
+        params = ", ".join(f"{n}{'…' if p.variadic and i == len(p.params) - 1 else ''}: {spec}"
+                           for i, (n, spec) in enumerate(p.params))
+        out = p.out + (f" (shown in {p.unit})" if p.unit else "")
+        rows.append(f"| `{p.name}` | {p.domain} | {params} | {out} | {p.doc} |")
+    return "\n".join(rows)
+
+
+__all__ = ["Primitive", "PRIMITIVES", "apply_primitive", "primitives_table", "GAS_CONSTANT", "ANY", "FREE"]

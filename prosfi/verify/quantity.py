@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from prosfi.quant import Tolerance, check_quantity
+from prosfi.quant import PRIMITIVES, Tolerance, check_quantity
 from prosfi.quant.units import registry
 from prosfi.verdict import Verdict, error
 
@@ -65,7 +65,8 @@ def read_quantity(obj: dict, default: Tolerance) -> QuantityCheck | Verdict:
 def check_many(checks: Sequence[QuantityCheck]) -> list[Verdict]:
     """One verdict per check, in order (check_quantity never raises)."""
     if checks:
-        registry()  # build the unit registry before the first check's clock starts
+        registry()  # build the unit registry and the primitives before the first check's clock starts
+        len(PRIMITIVES)
     return [check_quantity(c.quantities, expr=c.expr, op=c.op, args=c.args, claim=c.claim, tol=c.tol)
             for c in checks]
 
