@@ -178,7 +178,8 @@ def test_identical_chains_of_a_group_are_checked_once():
     checks = [Q.chain_check(EGGS, [Q.as_step(s) for s in EGGS_GOLD], Q.parse_answer(EGGS, "18"), ChainConfig(),
                             state) for _ in range(8)]
     results = ChainBatch(checks).check(NO_VERIFIER)
-    assert all(r.chain_valid for r in results) and len(state.outcomes) == 2
+    assert all(r.chain_valid for r in results)
+    assert sum(1 for k in state.outcomes if k[0] != "chain") == 2  # two distinct steps, each worked out once
 
 
 def test_a_chain_needs_min_steps_and_max_steps_bounds_padding():

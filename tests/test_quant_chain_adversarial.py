@@ -35,6 +35,14 @@ HACKS = {
     "adding zero": (ECHO, [*ECHO_GOLD, step("s3", "s2 + 0", 18)], "restates s2"),
     "adding zero to money": (EGGS, [*EGGS_GOLD, step("s3", "s2 + 0", 18, "USD")], "dimension"),
     "answer is a given, chain is padding": (ECHO, [step("s1", "g2 + g3", 19)], "not the value of the last step"),
+    "given equal to the answer, laundered through two steps": (ECHO, [step("s1", "g1 + g4", 19),
+                                                                      step("s2", "s1 - g4", 18)],
+                                                               "restates g1 through steps where g4 cancels out"),
+    "a given cancelled across steps": (EGGS, [step("s1", "g1 - g2", 13), step("s2", "s1 * g3", 52),
+                                              step("s3", "s2 / g3 * g4 - g1 + g3 + g2", 9, "USD")], "max_ops"),
+    "a given cancelled across short steps": (ECHO, [step("s1", "g2 * g3", 48), step("s2", "s1 / g3", 16),
+                                                    step("s3", "s2 + g3", 19), step("s4", "s3 - g4", 18)],
+                                             "restates g2 through steps where g3 cancels out"),
     "unit conversion only": (SPEED, [*SPEED_GOLD, {"id": "s2", "op": "convert", "args": ["s1", "m/s"],
                                                    "value": 22.22222222, "unit": "m/s"}], "restates s1"),
     "restating in another unit": (SPEED, [*SPEED_GOLD, step("s2", "s1", 22.2222222222, "m/s")], "restates s1"),
@@ -100,3 +108,41 @@ def test_a_batch_of_every_hack_never_reaches_the_top_level():
     texts = [completion(s, {"speed": "80 km/h"}.get(p.id, "18")) for p, s, _ in HACKS.values()]
     results = score_batch(problems * 4, texts * 4, NO_VERIFIER)  # shared batch state, repeated chains
     assert max(r.reward for r in results) < 1.0
+
+
+def test_a_chain_that_comes_back_to_a_given_value_honestly_still_scores_one():
+    from prosfi.data.problem import Problem
+
+    back = Problem.from_dict({
+        "id": "back", "kind": "quantity", "source": "gsm8k", "question": "Ann has 5 pens, gives away 2, buys 2.",
+        "givens": [{"id": "g1", "value": "5", "unit": ""}, {"id": "g2", "value": "2", "unit": ""},
+                   {"id": "g3", "value": "2", "unit": ""}], "answer": {"value": "5", "unit": ""}})
+    r = _score(back, [step("s1", "g1 - g2", 3), step("s2", "s1 + g3", 5)], "5")
+    assert r.reward == 1.0, r.reason
+
+
+def test_an_honest_physical_cancellation_is_not_a_restatement():
+    """v = sqrt(2 * E / m) after E = m * g * h: the mass cancels (physics), and the momentum needs it again."""
+    from prosfi.data.problem import Problem
+
+    drop = Problem.from_dict({
+        "id": "drop", "kind": "quantity", "source": "physics", "question": "A 2 kg stone falls 5 m (g = 9.8 m/s^2).",
+        "givens": [{"id": "g1", "value": "2", "unit": "kg"}, {"id": "g2", "value": "5", "unit": "m"},
+                   {"id": "g3", "value": "9.8", "unit": "m/s**2"}], "answer": {"value": "19.79898987", "unit": "kg*m/s"},
+        "tolerance": {"rel": 1e-6}})
+    steps = [step("s1", "g1 * g3 * g2", 98, "J"), step("s2", "sqrt(2 * s1 / g1)", 9.899494937, "m/s"),
+             step("s3", "g1 * s2", 19.79898987, "kg*m/s")]
+    assert _score(drop, steps, "19.79898987 kg*m/s").reward == 1.0
+
+
+def test_an_honest_chain_may_return_to_an_earlier_steps_value():
+    """GSM-Symbolic: 400 trolls, 0.75 as many, 2 as many, 0.5 as many: 300, 600, 300."""
+    from prosfi.data.problem import Problem
+
+    trolls = Problem.from_dict({
+        "id": "trolls", "kind": "quantity", "source": "gsm_symbolic", "question": "David slew 400 trolls ...",
+        "givens": [{"id": "g1", "value": "400", "unit": ""}, {"id": "g2", "value": "0.75", "unit": ""},
+                   {"id": "g3", "value": "2", "unit": ""}, {"id": "g4", "value": "0.5", "unit": ""}],
+        "answer": {"value": "300", "unit": ""}})
+    steps = [step("s1", "g1 * g2", 300), step("s2", "g3 * s1", 600), step("s3", "s2 * g4", 300)]
+    assert _score(trolls, steps, "300").reward == 1.0

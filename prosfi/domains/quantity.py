@@ -388,6 +388,9 @@ class QuantityChainCheck:
             results.append(res)
             if true is not None and res.verified:
                 computed[i] = true
+        # every given the chain cites changes the answer (nothing cancels out across steps: g1 + g4, then - g4)
+        if results and len(self.steps) - 1 in computed:
+            self._answer_sensitivity(results, index, givens)
         # every step on the dependency path of the last one
         if results:
             needed = self._ancestors(len(self.steps) - 1, index)
@@ -419,6 +422,62 @@ class QuantityChainCheck:
                     seen.add(j)
                     todo.append(j)
         return seen
+
+    def _answer_sensitivity(self, results: list, index: dict[str, int], givens: dict[str, Value]) -> None:
+        """Recompute the chain to the last step with each cited given scaled. A step that comes back to the
+        value of a given it depends on while another given cancels out on the way (`s1 = g1 + g4`,
+        `s2 = s1 - g4` restates g1) is rejected. Cancellation alone is not: physics has it honestly (a
+        free-fall speed does not depend on the mass the potential energy was computed with)."""
+        order = sorted(self._ancestors(len(self.steps) - 1, index))
+        if not all(results[j].verified for j in order):
+            return
+        key = ("chain", id(self.problem), tuple(self.steps[j] for j in order), self.rules.tolerance,
+               self.rules.perturbation)
+        hit = self.state.outcomes.get(key)
+        if hit is None:
+            hit = self.state.outcomes[key] = self._cancellations(order, index, givens)
+        for j, g, h in hit:
+            results[j] = QuantityStepResult(self.steps[j].id, REJECTED, f"restates {h} through steps where {g} "
+                                            f"cancels out (grounding): {self.steps[j].id} has {h}'s value whatever "
+                                            f"{g} is", backend="quant", guard="restatement")
+
+    def _cancellations(self, order: list[int], index: dict[str, int], givens: dict[str, Value]) -> tuple:
+        depends: dict[int, set[str]] = {}  # step -> the givens it depends on, transitively
+        for j in order:
+            refs = self._refs(self.steps[j])
+            depends[j] = {r for r in refs if r in givens}.union(
+                *(depends.get(index[r], set()) for r in refs if r in index and index[r] < j))
+        base = self._recompute(order, givens)
+        if base is None:
+            return ()
+        out = []
+        for g in sorted(set().union(*depends.values())):
+            moved = self._recompute(order, {**givens, g: _scaled(givens[g], self.rules.perturbation)})
+            if moved is None:
+                continue
+            tol = self.rules.tolerance
+            for j in order:
+                sid = self.steps[j].id
+                if g not in depends[j] or not _same(base[sid], moved[sid], tol):
+                    continue
+                same = [h for h in sorted(depends[j]) if h != g and _same(givens[h], base[sid], tol)]
+                if same:
+                    out.append((j, g, same[0]))
+                    break
+        return tuple(out)
+
+    def _recompute(self, order: list[int], givens: dict[str, Value]) -> dict[str, Value] | None:
+        env = dict(givens)
+        try:
+            for j in order:
+                step = self.steps[j]
+                expr = self.state.expr(step.expr) if step.expr is not None else None
+                if isinstance(expr, QuantError):
+                    return None
+                env[step.id] = self._compute(step, expr, env)
+        except (QuantError, ArithmeticError, ValueError, OverflowError, KeyError):
+            return None
+        return env
 
     def _refs(self, step: QuantityStep) -> tuple[str, ...]:
         if step.expr is not None:
