@@ -53,7 +53,7 @@ def test_numbers_fractions_and_objects():
 
 @pytest.mark.parametrize("bad", ["", "abc", "3 foobars", "3 m m m )", True, None, [1], "1/0", float("nan"),
                                  float("inf"), {"unit": "m"}, {"value": "3 m", "unit": "s"}, "$3 m",
-                                 "3% m", "3 m**9**9**9", "3 m**1000", "3 " + "m*" * 50 + "m"])
+                                 "3% m", "3 m**9**9**9", {"value": {"value": "1"}}, {"value": True}, "3 m**1000", "3 " + "m*" * 50 + "m"])
 def test_bad_quantities_raise_quant_errors(bad):
     with pytest.raises(QuantError):
         parse_quantity(bad)

@@ -314,7 +314,9 @@ def parse_quantity(x: Any) -> Value:
         if not isinstance(unit, str):
             raise QuantError("a quantity's `unit` must be a string")
         v = x["value"]
-        base = parse_quantity(v if not isinstance(v, str) else v)
+        if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+            raise QuantError("a quantity's `value` must be a number or a numeric string")
+        base = parse_quantity(v)
         if not unit:
             return base
         if base.unit or not base.dimensionless:
