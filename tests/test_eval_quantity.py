@@ -48,7 +48,7 @@ def test_mixed_run_is_one_report_with_quantity_rates_where_defined(tmp_path):
     out = tmp_path / "run"
     assert (out / "dimension_error_rate.png").is_file() and (out / "grounding_failure_rate.png").is_file()
     md = (out / "summary.md").read_text()
-    assert "dimension_error_rate" in md and "grounding_failure_rate" in md
+    assert "| dimension errors | grounding failures |" in md
     recs = [json.loads(line) for line in (out / "completions.jsonl").read_text().splitlines()]
     eggs_bad = next(r for r in recs if r["problem_id"] == "eggs" and r["sample"] == 1)
     assert eggs_bad["dimension_errors"] == 1 and eggs_bad["guarded_steps"] == 2
