@@ -151,3 +151,18 @@ def test_train_specs_draw_quantity_problems():
     assert all(domain_for(p).gold_completion(p) for p in problems)
     with pytest.raises(ValueError, match="dataset_path"):
         generate_problems("gsm8k", 2)
+
+
+def test_prm_labels_and_step_verdicts_for_quantity_chains(verifier):
+    from prosfi.prm.label import label_completions
+    from prosfi.prm.steps import chain_verdicts
+
+    d = domain_for(QTY)
+    items = [{"problem_id": "q1", "completion": d.gold_completion(QTY)},
+             {"problem_id": "q1", "completion": d.sloppy_completion(QTY)}]
+    records, stats = label_completions({"q1": QTY}, items, verifier)
+    assert [r["labels"] for r in records] == [[True], [False]] and stats.format_failures == 0
+    assert records[0]["prompt"] == d.user_prompt(QTY) and '"expr": "g1 / g2"' in records[0]["completions"][0]
+    assert "grounded" not in records[0]  # CSP groundedness is a logic notion
+    logic_chain = [{"id": "s1", "dependencies": ["h1", "h2"], "conclusion": "Alive tom"}]
+    assert chain_verdicts([QTY, PQA], [QTY.extra["gold_steps"], logic_chain], verifier) == [["valid"], ["valid"]]
