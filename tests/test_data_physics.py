@@ -86,3 +86,11 @@ def test_cli_and_eval_spec(tmp_path, capsys):
     assert [src.group(p) for p in src.problems] == [("physics", "easy")] * 3 + [("physics", "hard")] * 3
     with pytest.raises(SpecError):
         load_source("physics:extreme")
+
+
+def test_demo_task_is_one_step_over_a_small_value_table_with_many_distinct_problems():
+    problems = generate("demo", 600, seed=0)
+    values = {p.answer["value"] for p in problems}
+    assert values == {str(2 * m) for m in range(1, 7)}  # 0.5 * m * (2 m/s)^2
+    assert len({p.question for p in problems}) > 400
+    assert all(p.extra["gold_steps"][0]["op"] == "kinetic_energy" for p in problems)

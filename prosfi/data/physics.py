@@ -18,7 +18,15 @@ from typing import Any, Callable
 from prosfi.data.problem import Problem
 
 DIFFICULTIES = ("easy", "medium", "hard")
-DIFFICULTY_STEPS = {"easy": (1, 2), "medium": (3, 4), "hard": (5, 6)}
+DIFFICULTY_STEPS = {"easy": (1, 2), "medium": (3, 4), "hard": (5, 6), "demo": (1, 1)}
+# "demo": the CPU demo's task (recipes/demo/cpu_quant.yaml), one kinetic-energy step over a few small values
+# (mass 1-6 kg at 2 m/s: the energy is 2, 4, ..., 12 J), so a 2-layer model can learn the value table in a
+# minute; names vary so that thousands of problems are distinct.
+DEMO_MASSES = ("1", "2", "3", "4", "5", "6")
+DEMO_SPEEDS = ("2",)
+DEMO_COLORS = ("red", "blue", "green", "gray", "black", "white", "pink", "brown")
+DEMO_OBJECTS = ("cart", "ball", "sled", "box", "drum", "kart", "puck", "cube")
+DEMO_OWNERS = ("ann", "bob", "cat", "dan", "eve", "fay", "gus", "hal")
 
 
 @dataclass
@@ -175,7 +183,17 @@ def _braking_power(rng):
                   ("op:power", ["s4", "g4"], "kW")], "power", "kinematics")
 
 
+def _demo(rng):
+    m, v = rng.choice(DEMO_MASSES), rng.choice(DEMO_SPEEDS)
+    color, obj, owner = rng.choice(DEMO_COLORS), rng.choice(DEMO_OBJECTS), rng.choice(DEMO_OWNERS)
+    return _Spec(f"The {color} {obj} of {owner} has a mass of {{0}} and moves at {{1}}. What is its kinetic "
+                 "energy, in J?",
+                 [(m, "kg", f"{m} kg"), (v, "m/s", f"{v} m/s")],
+                 [("op:kinetic_energy", ["g1", "g2"], "J")], "kinetic_energy", "energy")
+
+
 TEMPLATES: dict[str, list[Callable[[random.Random], _Spec]]] = {
+    "demo": [_demo],
     "easy": [_kinetic, _momentum, _ohm_power, _avg_speed, _weight, _gas_pressure],
     "medium": [_accel_power, _series_energy, _gas_force, _drop_momentum],
     "hard": [_engine_input, _circuit_cost, _gas_heating, _braking_power],
@@ -235,7 +253,7 @@ def build(spec: _Spec, pid: str, difficulty: str) -> Problem:
 def generate(difficulty: str, count: int, seed: int = 0) -> list[Problem]:
     """`count` problems of one difficulty, templates in turn; ids `physics-<difficulty>-NNNN`."""
     if difficulty not in TEMPLATES:
-        raise ValueError(f"physics difficulty {difficulty!r}: choose from {', '.join(DIFFICULTIES)}")
+        raise ValueError(f"physics difficulty {difficulty!r}: choose from {', '.join(DIFFICULTIES)} (or demo)")
     if count < 0:
         raise ValueError("count must be >= 0")
     templates = TEMPLATES[difficulty]

@@ -290,9 +290,15 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
             return None, f"ungrounded: literal {tokens[i][1]} (not a given, an earlier result or a listed constant)"
         options.append(opts)
 
+    step_refs = {st["key"]: {k for kind, k in st["tokens"] if kind == "ref"} for st in chain.steps}
+
     def penalty(combo) -> tuple:
         refs = [c for c in combo if c is not None]
-        return (len(refs) - len(set(refs)), sum(combo_i for combo_i in (o.index(c) for o, c in zip(options, combo))))
+        # citing a step next to one of that step's own inputs (`g3 / s1` with s1 = g3 / g1) risks a value that
+        # does not depend on the shared input: prefer another reading when there is one
+        shared = sum(1 for r in set(refs) if step_refs.get(r, set()) & set(refs))
+        return (len(refs) - len(set(refs)), shared,
+                sum(combo_i for combo_i in (o.index(c) for o, c in zip(options, combo))))
 
     combos = list(itertools.islice(itertools.product(*options), 512))
     combos.sort(key=penalty)
