@@ -4,7 +4,15 @@ from fractions import Fraction
 
 import pytest
 
-from prosfi.quant import PRIMITIVES, QuantError, Tolerance, apply_primitive, check_quantity, close_enough, parse_quantity
+from prosfi.quant import (
+    PRIMITIVES,
+    QuantError,
+    Tolerance,
+    apply_primitive,
+    check_quantity,
+    close_enough,
+    parse_quantity,
+)
 from prosfi.verdict import Status
 
 DT = {"d": "120 km", "t": "1.5 h"}

@@ -37,8 +37,8 @@ def _verdict(status: Status, detail: str, t0: float) -> Verdict:
 def _from_error(exc: QuantError, where: str, t0: float) -> Verdict:
     msg = str(exc)
     if exc.kind == "dimension":
-        return _verdict(Status.INVALID, f"dimension error inside the {where}: {msg.removeprefix('dimension error: ')}",
-                        t0)
+        why = msg.removeprefix("dimension error: ")
+        return _verdict(Status.INVALID, f"dimension error inside the {where}: {why}", t0)
     if exc.kind == "math":
         return _verdict(Status.INVALID, f"math error in the {where}: {msg}", t0)
     if exc.kind == "bound":
@@ -47,7 +47,8 @@ def _from_error(exc: QuantError, where: str, t0: float) -> Verdict:
 
 
 def bind(quantities: Mapping[str, Any]) -> dict[str, Value]:
-    """{name: Value} from {name: "120 km" | Value | number | {"value", "unit"}}; QuantError names the bad one."""
+    """{name: Value} from {name: "120 km" | Value | number | {"value", "unit"}}; QuantError names the
+    bad one."""
     if not isinstance(quantities, Mapping):
         raise QuantError("`quantities` must be an object mapping names to quantities")
     if len(quantities) > MAX_QUANTITIES:
@@ -55,7 +56,8 @@ def bind(quantities: Mapping[str, Any]) -> dict[str, Value]:
     env = {}
     for name, q in quantities.items():
         if not isinstance(name, str) or not _NAME.fullmatch(name) or "__" in name:
-            raise QuantError(f"quantity name {str(name)[:40]!r} is not a name ([A-Za-z_][A-Za-z0-9_]*, no __)")
+            raise QuantError(f"quantity name {str(name)[:40]!r} is not a name "
+                             "([A-Za-z_][A-Za-z0-9_]*, no __)")
         try:
             env[name] = parse_quantity(q)
         except QuantError as exc:

@@ -281,7 +281,8 @@ def parse_expr(text: str) -> Expr:
         return _parse_cached(text)
     except QuantError as exc:
         if exc.kind == "error" and re.search(r"%\s*(?:$|[)+\-*/,])", text):
-            raise QuantError(f"{exc} (`%` is the remainder operator here; write a percentage as x / 100)") from None
+            raise QuantError(f"{exc} (`%` is the remainder operator here; write a percentage as "
+                             "x / 100)") from None
         raise
 
 

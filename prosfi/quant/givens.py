@@ -44,9 +44,11 @@ class Given:
 _SMALL = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
     "sixteen seventeen eighteen nineteen".split())}
-_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+_TENS = {w: 10 * (i + 2)
+         for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 10 ** 6, "billion": 10 ** 9}
-_PARTS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fifth": 5, "fifths": 5}
+_PARTS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fifth": 5,
+          "fifths": 5}
 _MULTIPLES = {"twice": 2, "double": 2, "doubled": 2, "triple": 3, "tripled": 3, "thrice": 3,
               "quadruple": 4, "quadrupled": 4}
 
@@ -77,12 +79,13 @@ UNIT_WORDS = {
     **dict.fromkeys(("cent", "cents"), "cent"), **dict.fromkeys(("dollar", "dollars"), "USD"),
 }
 UNIT_ABBREVIATIONS = {
-    **{u: u for u in ("km", "m", "cm", "mm", "kg", "g", "mg", "s", "ms", "min", "h", "mph", "kph", "J", "kJ", "MJ",
-                      "W", "kW", "kWh", "MW", "V", "kV", "mV", "A", "mA", "N", "kN", "Pa", "kPa", "MPa", "atm",
-                      "L", "mL", "K", "degC", "degF", "ohm", "mol", "Hz", "kHz", "lb", "oz", "ft", "yd", "mi",
-                      "gal", "km/h", "m/s", "m/s^2", "m/s**2", "m^2", "m^3", "cm^2", "cm^3", "kg/m^3", "N/m",
-                      "g/cm^3", "km/s", "m/min", "mi/h", "J/s", "USD")},
-    "ml": "mL", "lbs": "lb", "°C": "degC", "°F": "degF", "℃": "degC", "Ω": "ohm", "kΩ": "kohm", "m/s²": "m/s^2",
+    **{u: u for u in """
+        km m cm mm kg g mg s ms min h mph kph J kJ MJ W kW kWh MW V kV mV A mA N kN Pa kPa MPa atm L mL
+        K degC degF ohm mol Hz kHz lb oz ft yd mi gal km/h m/s m/s^2 m/s**2 m^2 m^3 cm^2 cm^3 kg/m^3 N/m
+        g/cm^3 km/s m/min mi/h J/s USD
+    """.split()},
+    "ml": "mL", "lbs": "lb", "°C": "degC", "°F": "degF", "℃": "degC", "Ω": "ohm", "kΩ": "kohm",
+    "m/s²": "m/s^2",
     "m²": "m^2", "m³": "m^3", "cm²": "cm^2", "cm³": "cm^3", "°": "degree",
 }
 

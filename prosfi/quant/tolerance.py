@@ -22,8 +22,8 @@ class Tolerance:
                                                        "max(|true|, abs_eps)"})
     abs_eps: float = field(default=1e-12, metadata={"help": "floor of the scale in SI base units, so a "
                                                             "true value of 0 needs |claim| <= rel * abs_eps"})
-    sigfigs: int | None = field(default=None, metadata={"help": "also accept the true value rounded to this "
-                                                                "many significant figures (in the claim's unit)"})
+    sigfigs: int | None = field(default=None, metadata={
+        "help": "also accept the true value rounded to this many significant figures (in the claim's unit)"})
 
     def __post_init__(self):
         if not (self.rel >= 0 and math.isfinite(self.rel)):
@@ -66,8 +66,10 @@ def _sigfig_ok(true: Value, claim: Value, n: int) -> bool:
 def close_enough(true: Value, claim: Value, tol: Tolerance = Tolerance()) -> tuple[bool, str]:
     """(ok, reason): reason is "" when ok, else "wrong unit: …" or "wrong value: expected …"."""
     if true.dims != claim.dims:
-        want = "a plain number" if true.dims == DIMENSIONLESS else f"{dims_text(true.dims)} (e.g. {_unit_name(true)})"
-        got = "a plain number" if claim.dims == DIMENSIONLESS else f"{_unit_name(claim)} ({dims_text(claim.dims)})"
+        want = ("a plain number" if true.dims == DIMENSIONLESS
+                else f"{dims_text(true.dims)} (e.g. {_unit_name(true)})")
+        got = ("a plain number" if claim.dims == DIMENSIONLESS
+               else f"{_unit_name(claim)} ({dims_text(claim.dims)})")
         return False, f"wrong unit: expected {want}, got {got}"
     if _rel_ok(true.mag, claim.mag, tol):
         return True, ""

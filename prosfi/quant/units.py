@@ -25,9 +25,9 @@ import functools
 import math
 import re
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from collections.abc import Mapping
 from typing import Any
 
 from prosfi.quant.errors import QuantError

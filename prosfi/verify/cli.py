@@ -43,7 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     quant = parser.add_argument_group("quantity checks (lines with `claim`)")
     quant.add_argument("--rel-tol", type=float, default=1e-5,
-                       help="relative tolerance of a quantity claim (default: %(default)s; a line's `rel` wins)")
+                       help="relative tolerance of a quantity claim (default: %(default)s; a line's `rel` "
+                       "wins)")
     quant.add_argument("--sigfigs", type=int, default=None,
                        help="also accept claims rounded to this many significant figures (default: off)")
 
@@ -220,7 +221,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         with verifier:
-            records = check_lines((text for _, text, _ in jsonl.read_lines(src)), verifier, args.chunk_size, tol)
+            lines = (text for _, text, _ in jsonl.read_lines(src))
+            records = check_lines(lines, verifier, args.chunk_size, tol)
             if show:
                 from tqdm import tqdm
 
