@@ -81,3 +81,15 @@ def test_depth_limit_is_a_bound_not_a_recursion_error():
         parse_expr("-" * (MAX_DEPTH + 5) + "1")
     assert info.value.kind == "bound"
     assert val("(" * 50 + "1" + ")" * 50).mag == 1
+
+
+def test_fraction_literals_only_where_a_over_b_is_the_fraction():
+    from prosfi.quant.expr import fraction_literals
+
+    assert fraction_literals("15*3/5") == [("3/5", Fraction(3, 5))]
+    assert fraction_literals("3/4*120 - 1/2") == [("3/4", Fraction(3, 4)), ("1/2", Fraction(1, 2))]
+    assert fraction_literals("(2/3) * g1") == [("2/3", Fraction(2, 3))]
+    for text in ("x/3/5", "2**3/5", "3/5**2", "g1 / 5", "3 / g2", "1/0", "((", "7 // 2/3"):
+        assert fraction_literals(text) == [], text
+    for text, _ in fraction_literals("g1 * 3/5 + 2/3 * g2"):  # what it says holds: the pair is the fraction
+        assert val(f"g1 * ({text})", g1="7").mag == val(f"g1 * {text}", g1="7").mag

@@ -266,6 +266,32 @@ class _Parser:
         return self.node(Call(func, tuple(args)))
 
 
+def fraction_literals(text: str) -> list[tuple[str, Fraction]]:
+    """The `a/b` literal pairs of an expression that denote the fraction a/b wherever they stand:
+    "15*3/5" -> [("3/5", 3/5)] (15*3/5 == 15*(3/5)). Not after `/` or `**` (x/3/5 is x/15) and not
+    before `**` (3/5**2 is 3/25). For the chain's grounding rule: a given "three-fifths" is 3/5."""
+    try:
+        toks = _tokens(text.translate(_TRANSLATE).replace("^", "**")) if len(text) <= MAX_EXPR_CHARS else []
+    except QuantError:
+        return []
+    out = []
+    for i in range(len(toks) - 2):
+        a, op, b = toks[i], toks[i + 1], toks[i + 2]
+        if a[0] != "num" or op[1] != "/" or b[0] != "num":
+            continue
+        before = toks[i - 1][1] if i > 0 else None
+        after = toks[i + 3][1] if i + 3 < len(toks) else None
+        if before in ("/", "**", "//", "%") or after in ("**",) or (i > 0 and toks[i - 1][0] != "op"):
+            continue
+        try:
+            num, den = parse_number(a[1]), parse_number(b[1])
+        except QuantError:
+            continue
+        if den != 0:
+            out.append((f"{a[1]}/{b[1]}", num / den))
+    return out
+
+
 @functools.lru_cache(maxsize=8192)
 def _parse_cached(text: str) -> Expr:
     return _Parser(text.translate(_TRANSLATE).replace("^", "**")).parse()
@@ -286,5 +312,5 @@ def parse_expr(text: str) -> Expr:
         raise
 
 
-__all__ = ["Expr", "Num", "Name", "Unary", "BinOp", "Call", "FUNCTIONS", "parse_expr", "MAX_EXPR_CHARS",
+__all__ = ["Expr", "Num", "Name", "Unary", "BinOp", "Call", "FUNCTIONS", "parse_expr", "fraction_literals", "MAX_EXPR_CHARS",
            "MAX_DEPTH", "MAX_NODES"]
