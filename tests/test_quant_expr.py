@@ -32,7 +32,8 @@ def test_floats_for_transcendental_functions():
     assert abs(val("sin(pi / 6)").mag - 0.5) < 1e-12
     assert val("log(8, 2)").mag == pytest.approx(3)
     assert val("max(3, 7, 5)").mag == 7 and val("min(3, 7, 5)").mag == 3
-    assert val("round(2.5)").mag == 3 and val("round(-2.5)").mag == -3 and val("round(2.345, 2)").mag == Fraction(235, 100)
+    assert val("round(2.5)").mag == 3 and val("round(-2.5)").mag == -3
+    assert val("round(2.345, 2)").mag == Fraction(235, 100)
     assert val("floor(7 / 2)").mag == 3 and val("ceil(7 / 2)").mag == 4 and val("abs(-3)").mag == 3
 
 
@@ -70,7 +71,8 @@ def test_unknown_name_is_an_error():
 
 
 def test_function_set_has_the_issue_minimum():
-    assert {"sqrt", "exp", "log", "sin", "cos", "tan", "abs", "floor", "ceil", "min", "max", "round"} <= set(FUNCTIONS)
+    issue = {"sqrt", "exp", "log", "sin", "cos", "tan", "abs", "floor", "ceil", "min", "max", "round"}
+    assert issue <= set(FUNCTIONS)
 
 
 def test_depth_limit_is_a_bound_not_a_recursion_error():

@@ -312,5 +312,6 @@ def parse_expr(text: str) -> Expr:
         raise
 
 
-__all__ = ["Expr", "Num", "Name", "Unary", "BinOp", "Call", "FUNCTIONS", "parse_expr", "fraction_literals", "MAX_EXPR_CHARS",
+__all__ = ["Expr", "Num", "Name", "Unary", "BinOp", "Call", "FUNCTIONS", "parse_expr", "fraction_literals",
+           "MAX_EXPR_CHARS",
            "MAX_DEPTH", "MAX_NODES"]
