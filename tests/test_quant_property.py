@@ -219,3 +219,48 @@ def test_check_quantity_never_raises(text, claim, q):
 def test_near_misses_are_errors(text):
     with pytest.raises(QuantError):
         parse_expr(text)
+
+
+# ----------------------------------------------------------------------------- primitives
+R_GAS_Q = ORACLE.Quantity(8.314462618, "J/(mol*K)")
+ORACLE_PRIMITIVES = {  # name: (argument units to draw from, the formula over Pint quantities)
+    "average_speed": ([["m", "km", "mi"], ["s", "min", "h"]], lambda d, t: d / t),
+    "distance": ([["m/s", "km/h"], ["s", "h"]], lambda v, t: v * t),
+    "time_from_distance_speed": ([["m", "km"], ["m/s", "km/h"]], lambda d, v: d / v),
+    "acceleration": ([["m/s"], ["m/s", "km/h"], ["s"]], lambda u, v, t: (v - u) / t),
+    "final_velocity": ([["m/s"], ["m/s**2"], ["s", "min"]], lambda u, a, t: u + a * t),
+    "displacement_const_accel": ([["m/s"], ["m/s**2"], ["s"]], lambda u, a, t: u * t + a * t ** 2 / 2),
+    "kinetic_energy": ([["kg", "g"], ["m/s", "km/h"]], lambda m, v: m * v ** 2 / 2),
+    "potential_energy": ([["kg"], ["m/s**2"], ["m", "cm"]], lambda m, g, h: m * g * h),
+    "work": ([["N"], ["m", "km"]], lambda f, d: f * d),
+    "power": ([["J", "kJ"], ["s", "min"]], lambda w, t: w / t),
+    "momentum": ([["kg", "g"], ["m/s"]], lambda m, v: m * v),
+    "impulse": ([["N"], ["s", "ms"]], lambda f, t: f * t),
+    "ohm_voltage": ([["A", "mA"], ["ohm", "kohm"]], lambda i, r: i * r),
+    "ohm_current": ([["V", "kV"], ["ohm"]], lambda v, r: v / r),
+    "resistance": ([["V"], ["A", "mA"]], lambda v, i: v / i),
+    "electric_power": ([["V"], ["A"]], lambda v, i: v * i),
+    "parallel_resistance": ([["ohm"], ["ohm", "kohm"]], lambda a, b: 1 / (1 / a + 1 / b)),
+    "ideal_gas_pressure": ([["mol"], ["K"], ["m**3", "L"]], lambda n, t, v: n * R_GAS_Q * t / v),
+    "ideal_gas_volume": ([["mol"], ["K"], ["Pa", "kPa"]], lambda n, t, p: n * R_GAS_Q * t / p),
+    "newton_force": ([["kg"], ["m/s**2"]], lambda m, a: m * a),
+    "density": ([["kg", "g"], ["m**3", "L"]], lambda m, v: m / v),
+    "pressure": ([["N"], ["m**2"]], lambda f, a: f / a),
+}
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(name=st.sampled_from(sorted(ORACLE_PRIMITIVES)), data=st.data())
+def test_primitives_agree_with_independent_formulas(name, data):
+    units, formula = ORACLE_PRIMITIVES[name]
+    args = [(data.draw(st.integers(1, 400)), data.draw(st.sampled_from(us))) for us in units]
+    qs = {f"x{i}": f"{v} {u}" for i, (v, u) in enumerate(args)}
+    true = formula(*[ORACLE.Quantity(float(v), u) for v, u in args]).to_base_units()
+    unit = f"{true.units:~}".replace(" ", "")
+    good = check_quantity(qs, op=name, args=list(qs), claim=f"{true.magnitude!r} {unit}")
+    assert good.status is Status.VALID, (name, qs, true, good.detail)
+    off = true.magnitude * 1.001 if true.magnitude else 1.0
+    bad = check_quantity(qs, op=name, args=list(qs), claim=f"{off!r} {unit}")
+    assert bad.status is Status.INVALID and bad.detail.startswith("wrong value"), (name, bad.detail)
+    wrong_dims = check_quantity(qs, op=name, args=list(qs), claim=f"{true.magnitude!r} {unit}*s")
+    assert wrong_dims.status is Status.INVALID and wrong_dims.detail.startswith("wrong unit")
