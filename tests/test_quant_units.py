@@ -75,6 +75,14 @@ def test_format_value_round_trips():
     assert format_value(parse_quantity("3 m/s"), "km/h") == "10.8 km/h"
 
 
+def test_values_convert_back_to_pint():
+    q = parse_quantity("80 km/h").to_pint()
+    assert q.magnitude == 80 and str(q.units) == "kilometer / hour"
+    assert parse_quantity("20 degC").to_pint().to("K").magnitude == Fraction("293.15")
+    j = (parse_quantity("2 kg").mag * 9, parse_quantity("1 J").dims)
+    assert Value(*j).to_pint().to("J").magnitude == 18
+
+
 def test_registry_is_built_lazily_once():
     import prosfi.quant as q
 

@@ -240,9 +240,9 @@ class Value:
 
     def to_pint(self):
         """The value as a pint Quantity in its display unit (for users; not used on the hot path)."""
-        unit = self.unit or default_unit(self.dims) or "dimensionless"
-        return registry().Quantity(self.magnitude_in(unit if self.unit else None)
-                                   if self.unit else self.mag, unit)
+        if self.unit:
+            return registry().Quantity(self.magnitude_in(), self.unit)
+        return registry().Quantity(self.mag, default_unit(self.dims) or "dimensionless")
 
     def __repr__(self) -> str:
         return f"Value({format_value(self)!r})"
