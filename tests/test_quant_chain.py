@@ -212,3 +212,12 @@ def test_a_percent_given_grounds_both_its_number_and_its_fraction():
         "answer": {"value": "100", "unit": "USD"}})
     for expr in ("g1 * 150 / 100 + g1", "g1 * 1.5 + g1", "g1 * g2 + g1"):
         assert score(pct, completion([step("s1", expr, 100, "USD")], "$100")).reward == 1.0, expr
+
+
+def test_a_fraction_given_may_be_written_as_its_two_literals():
+    frac = Problem.from_dict({
+        "id": "frac", "kind": "quantity", "source": "gsm8k", "question": "Of 15 apples, three-fifths are red.",
+        "givens": [{"id": "g1", "value": "15", "unit": ""}, {"id": "g2", "value": "3/5", "unit": ""}],
+        "answer": {"value": "9", "unit": ""}})
+    assert score(frac, completion([step("s1", "g1 * 3/5", 9)], "9")).reward == 1.0
+    assert "ungrounded literal" in score(frac, completion([step("s1", "g1 * 3/7 + 15 * 0", 9)], "9")).reason

@@ -28,7 +28,7 @@ from prosfi.domains.base import Domain
 from prosfi.jsonl import loads
 from prosfi.quant import QuantError, Tolerance, close_enough, evaluate, parse_expr, parse_quantity
 from prosfi.quant.check import compute
-from prosfi.quant.expr import BinOp, Call, Unary
+from prosfi.quant.expr import BinOp, Call, Unary, fraction_literals
 from prosfi.quant.grounding import ALLOWED_CONSTANTS, allowed_constant
 from prosfi.quant.tolerance import _rel_ok
 from prosfi.quant.units import DIMENSIONLESS, Value, format_number, format_value, make_value, parse_number, unit_info
@@ -543,8 +543,13 @@ class QuantityChainCheck:
                        "computation", "max_ops")
         if len(refs) > cfg.max_dependencies:
             return res(REJECTED, f"cites {len(refs)} ids (max_dependencies {cfg.max_dependencies})")
+        paired: set[Fraction] = set()  # `3/5` written for a given "three-fifths": both literals are grounded
+        if step.expr is not None and literals:
+            for text, value in fraction_literals(step.expr):
+                if value in numbers:
+                    paired.update(parse_number(part) for part in text.split("/"))
         for lit in literals:
-            if lit not in numbers and allowed_constant(lit, context) is None:
+            if lit not in numbers and lit not in paired and allowed_constant(lit, context) is None:
                 why = ("a unit factor the problem gives no context for" if lit in ALLOWED_CONSTANTS
                        else "not a given's number nor a listed constant")
                 return res(REJECTED, f"ungrounded literal {format_number(lit)} (grounding): {why}", "grounding")
