@@ -82,7 +82,16 @@ def test_depth_limit_is_a_bound_not_a_recursion_error():
     with pytest.raises(QuantError) as info:
         parse_expr("-" * (MAX_DEPTH + 5) + "1")
     assert info.value.kind == "bound"
-    assert val("(" * 50 + "1" + ")" * 50).mag == 1
+    assert val("(" * 40 + "1" + ")" * 40).mag == 1
+
+
+def test_long_chains_evaluate_without_recursion_even_from_a_deep_stack():
+    chain = "+".join(["1"] * 499)
+
+    def deep(n):
+        return val(chain) if n == 0 else deep(n - 1)
+
+    assert deep(800).mag == 499
 
 
 def test_fraction_literals_only_where_a_over_b_is_the_fraction():

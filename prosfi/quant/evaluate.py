@@ -335,26 +335,43 @@ def evaluate(expr: Expr, env: Mapping[str, Value]) -> Value:
     return _eval(expr, env)
 
 
-def _eval(node: Expr, env: Mapping[str, Value]) -> Value:
-    t = type(node)
-    if t is Num:
-        return Value(node.value)  # type: ignore[attr-defined]
-    if t is Name:
-        name = node.id  # type: ignore[attr-defined]
-        v = env.get(name)
-        if v is not None:
-            return v
-        if name in CONSTANTS:
-            return Value(CONSTANTS[name])
-        raise QuantError(f"unknown name {name!r}")
-    if t is BinOp:
-        return _BINARY[node.op](_eval(node.left, env), _eval(node.right, env))  # type: ignore[attr-defined]
-    if t is Unary:
-        v = _eval(node.operand, env)  # type: ignore[attr-defined]
-        return neg(v) if node.op == "-" else v  # type: ignore[attr-defined]
-    if t is Call:
-        return _IMPL[node.func]([_eval(a, env) for a in node.args])  # type: ignore[attr-defined]
-    raise QuantError(f"not an expression node: {type(node).__name__}")  # pragma: no cover
+def _lookup(name: str, env: Mapping[str, Value]) -> Value:
+    v = env.get(name)
+    if v is not None:
+        return v
+    if name in CONSTANTS:
+        return Value(CONSTANTS[name])
+    raise QuantError(f"unknown name {name!r}")
+
+
+def _eval(root: Expr, env: Mapping[str, Value]) -> Value:
+    """Post-order walk with an explicit stack: no Python recursion, whatever the tree's shape."""
+    values: list[Value] = []
+    todo: list[tuple[Expr, bool]] = [(root, False)]
+    while todo:
+        node, ready = todo.pop()
+        t = type(node)
+        if t is Num:
+            values.append(Value(node.value))  # type: ignore[attr-defined]
+        elif t is Name:
+            values.append(_lookup(node.id, env))  # type: ignore[attr-defined]
+        elif not ready:
+            todo.append((node, True))
+            todo.extend((c, False) for c in reversed(node.children()))
+        elif t is BinOp:
+            b = values.pop()
+            values.append(_BINARY[node.op](values.pop(), b))  # type: ignore[attr-defined]
+        elif t is Unary:
+            v = values.pop()
+            values.append(neg(v) if node.op == "-" else v)  # type: ignore[attr-defined]
+        elif t is Call:
+            n = len(node.args)  # type: ignore[attr-defined]
+            args = values[-n:]
+            del values[-n:]
+            values.append(_IMPL[node.func](args))  # type: ignore[attr-defined]
+        else:  # pragma: no cover
+            raise QuantError(f"not an expression node: {t.__name__}")
+    return values[0]
 
 
 __all__ = ["evaluate", "add", "sub", "mul", "div", "floordiv", "mod", "neg", "power", "settle",

@@ -28,7 +28,7 @@ from prosfi.quant.errors import QuantError
 from prosfi.quant.units import parse_number
 
 MAX_EXPR_CHARS = 2000
-MAX_DEPTH = 100
+MAX_DEPTH = 50  # nesting levels; ~5 Python frames each while parsing
 MAX_NODES = 1000
 
 # name -> (min arity, max arity); the evaluator implements each one.
@@ -294,7 +294,10 @@ def fraction_literals(text: str) -> list[tuple[str, Fraction]]:
 
 @functools.lru_cache(maxsize=8192)
 def _parse_cached(text: str) -> Expr:
-    return _Parser(text.translate(_TRANSLATE).replace("^", "**")).parse()
+    try:
+        return _Parser(text.translate(_TRANSLATE).replace("^", "**")).parse()
+    except RecursionError:  # only when the caller's own stack is already nearly full
+        raise QuantError("expression nested too deeply for the remaining stack", "bound") from None
 
 
 def parse_expr(text: str) -> Expr:
