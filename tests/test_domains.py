@@ -166,3 +166,25 @@ def test_prm_labels_and_step_verdicts_for_quantity_chains(verifier):
     assert "grounded" not in records[0]  # CSP groundedness is a logic notion
     logic_chain = [{"id": "s1", "dependencies": ["h1", "h2"], "conclusion": "Alive tom"}]
     assert chain_verdicts([QTY, PQA], [QTY.extra["gold_steps"], logic_chain], verifier) == [["valid"], ["valid"]]
+
+
+def test_quantity_csp_twins_are_checkable_but_wrong_for_the_problem(verifier):
+    from prosfi.prm.negatives import domain_pairs
+
+    eggs = Problem.from_dict({
+        "id": "eggs", "kind": "quantity", "source": "gsm8k", "question": "16 eggs, eats 3, bakes 4, sells at $2.",
+        "givens": [{"id": "g1", "value": "16", "unit": ""}, {"id": "g2", "value": "3", "unit": ""},
+                   {"id": "g3", "value": "4", "unit": ""}, {"id": "g4", "value": "2", "unit": "USD"}],
+        "answer": {"value": "18", "unit": "USD"},
+        "gold_steps": [{"id": "s1", "expr": "g1 - g2 - g3", "value": 9, "unit": ""},
+                       {"id": "s2", "expr": "s1 * g4", "value": 18, "unit": "USD"}]})
+    stats: dict = {}
+    pairs = domain_pairs(eggs, verifier, per_kind=2, stats=stats)
+    kinds = {p["kind"] for p in pairs}
+    assert kinds == {"wrong_operand", "wrong_principle"}
+    d = domain_for(eggs)
+    for p in pairs:
+        assert p["rejected"] != p["chosen"] and p["rejected"]["value"] not in (9, 18)
+        result = d.check_chain(eggs, p["prefix"] + [p["rejected"]])  # valid arithmetic as the last step
+        assert result.steps[-1].verdict == "valid"
+    assert [p["rejected"]["expr"] for p in domain_pairs(QTY, verifier)] == ["g1 * g2"]  # km*h: checkable, wrong

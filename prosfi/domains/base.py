@@ -93,6 +93,14 @@ class Domain:
         """The gold `<answer>` content."""
         raise NotImplementedError
 
+    # ------------------------------------------------------------------ counterfactual negatives (NS-PRM CSP)
+    def perturbations(self, problem: Problem, prefix: Sequence[dict[str, Any]], chosen: dict[str, Any]
+                      ) -> list[tuple[str, dict[str, Any]]]:
+        """(kind, step) twins of the gold step `chosen` after `prefix` that a checker may pass but that are
+        wrong for the problem (`wrong_operand`, `wrong_principle`). Empty where the domain has none here;
+        the logic domain's live in `prosfi.prm.negatives` (they need its groundedness)."""
+        return []
+
     # ------------------------------------------------------------------ prompts
     def user_prompt(self, problem: Problem) -> str:
         raise NotImplementedError

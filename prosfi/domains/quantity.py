@@ -774,6 +774,62 @@ class QuantityDomain(Domain):
     def answer_text(self, problem: Problem) -> str:
         return answer_text(problem)
 
+    def perturbations(self, problem: Problem, prefix: Sequence[dict[str, Any]], chosen: dict[str, Any]
+                      ) -> list[tuple[str, dict[str, Any]]]:
+        """Twins of the gold step `chosen` with a recomputed (so checkable) value that no gold step has:
+        `wrong_operand` cites another given or earlier step of the same dimension (or swaps a primitive's
+        arguments); `wrong_principle` swaps one operator (+ and -, * and /)."""
+        state = QuantityState()
+        givens, _, _, _ = state.problem_givens(problem)
+        env: dict[str, Value] = dict(givens)
+        for s in prefix:
+            try:
+                env[str(s["id"])] = claimed_value(self.as_step(s))
+            except (QuantError, ValueError, KeyError):
+                return []
+        gold_values = []
+        for s in list(prefix) + [chosen] + list(self.gold_steps(problem) or []):
+            try:
+                gold_values.append(claimed_value(self.as_step(s)))
+            except (QuantError, ValueError, KeyError):
+                pass
+        step = self.as_step(chosen)
+        variants: list[tuple[str, str | None, tuple[str, ...]]] = []
+        if step.expr is not None:
+            expr = state.expr(step.expr)
+            if isinstance(expr, QuantError):
+                return []
+            for name in sorted(expr.names()):
+                for other in env:
+                    if other != name and other not in expr.names() and env[other].dims == env[name].dims:
+                        variants.append(("wrong_operand", _rename(step.expr, name, other), ()))
+            for a, b in (("+", "-"), ("-", "+"), ("*", "/"), ("/", "*")):
+                at = _binary_at(step.expr, a)
+                if at is not None:
+                    variants.append(("wrong_principle", step.expr[:at] + b + step.expr[at + 1:], ()))
+        elif len(step.args) >= 2:
+            args = list(step.args)
+            args[0], args[1] = args[1], args[0]
+            variants.append(("wrong_operand", None, tuple(args)))
+        out, seen = [], set()
+        for kind, text, args in variants:
+            try:
+                true = compute(env, expr=text) if text is not None else compute(env, op=step.op, args=args)
+                shown = format_value(true, step.unit if step.unit and unit_info(step.unit).dims == true.dims
+                                     else None)
+            except (QuantError, ArithmeticError, ValueError, OverflowError):
+                continue
+            if any(_same(true, g, DEFAULT_RULES.tolerance) for g in gold_values):
+                continue  # the same value as a gold step: not wrong for the problem
+            number, _, unit = shown.partition(" ")
+            cand = {"id": step.id, **({"expr": text} if text is not None else {"op": step.op, "args": list(args)}),
+                    "value": _json_number(parse_number(number)), "unit": unit}
+            key = json.dumps(cand, sort_keys=True)
+            if key not in seen:
+                seen.add(key)
+                out.append((kind, cand))
+        return out
+
     def user_prompt(self, problem: Problem) -> str:
         return user_prompt(problem)
 
@@ -794,6 +850,28 @@ class QuantityDomain(Domain):
         return (problem.kind, problem.question.strip(),
                 tuple((str(g.get("id")), str(g.get("value")), str(g.get("unit") or "")) for g in problem.givens),
                 str(answer.get("value")), str(answer.get("unit") or ""))
+
+
+def _rename(expr: str, name: str, other: str) -> str:
+    import re
+
+    return re.sub(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", other, expr)
+
+
+def _binary_at(expr: str, op: str) -> int | None:
+    """The index of the first binary `op` (a single-character operator, not part of `**` or `//`, not a sign)."""
+    for i, ch in enumerate(expr):
+        if ch != op or expr[i - 1:i] == op or expr[i + 1:i + 2] == op:
+            continue
+        before = expr[:i].rstrip()
+        if op in "+-" and (not before or before[-1] in "(*/+-,^"):
+            continue  # a sign, not an operator
+        return i
+    return None
+
+
+def _json_number(x: Fraction) -> int | float:
+    return int(x) if x.denominator == 1 else float(x)
 
 
 def _clip(s: str, n: int = 40) -> str:

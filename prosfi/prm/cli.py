@@ -454,7 +454,7 @@ def _negatives(args: argparse.Namespace) -> int:
     from collections import Counter
 
     from prosfi.domains import domain_for
-    from prosfi.prm.negatives import csp_pairs, natural_pairs
+    from prosfi.prm.negatives import csp_pairs, domain_pairs, natural_pairs
 
     stats: dict[str, int] = {}
     pairs: list[dict[str, Any]] = []
@@ -469,8 +469,9 @@ def _negatives(args: argparse.Namespace) -> int:
         problems = _problems(args, verifier)
         if not args.no_csp:
             for p in problems.values():
-                if domain_for(p).step_grounding:  # CSP twins are defined over grounded logic steps
-                    pairs += csp_pairs(p, verifier, args.margin, args.per_kind, stats=stats)
+                # logic twins need its groundedness (prm.ground); other domains propose their own
+                pairs_of = csp_pairs if domain_for(p).step_grounding else domain_pairs
+                pairs += pairs_of(p, verifier, args.margin, args.per_kind, stats=stats)
         if args.completions or args.model or args.endpoint:
             chains: dict[str, list] = {}
             for g in _generations(args, problems):
