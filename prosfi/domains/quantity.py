@@ -193,8 +193,17 @@ def _claimed(value: Any, unit: str) -> Value:
 
 
 def _same(a: Value, b: Value, tol: Tolerance) -> bool:
-    """`close_enough` without building a reason (the guards compare many values that differ)."""
-    return a.dims == b.dims and _rel_ok(a.mag, b.mag, tol)
+    """`close_enough` without building a reason (the guards compare many values that differ): exact
+    equality first, then the relative tolerance in floating point."""
+    if a.dims != b.dims:
+        return False
+    if a.mag == b.mag:
+        return True
+    try:
+        x, y = float(a.mag), float(b.mag)
+    except OverflowError:
+        return _rel_ok(a.mag, b.mag, tol)
+    return abs(x - y) <= tol.rel * max(abs(x), tol.abs_eps)
 
 
 # ---------------------------------------------------------------------------------------- answers
