@@ -31,7 +31,15 @@ from prosfi.quant.check import compute
 from prosfi.quant.expr import BinOp, Call, Unary, fraction_literals
 from prosfi.quant.grounding import ALLOWED_CONSTANTS, allowed_constant
 from prosfi.quant.tolerance import _rel_ok
-from prosfi.quant.units import DIMENSIONLESS, Value, format_number, format_value, make_value, parse_number, unit_info
+from prosfi.quant.units import (
+    DIMENSIONLESS,
+    Value,
+    format_number,
+    format_value,
+    make_value,
+    parse_number,
+    unit_info,
+)
 from prosfi.trace.extract import completion_text, extract_blocks, strip_fence
 from prosfi.trace.schema import MAX_REASONS, ParsedTrace, Trace
 
@@ -315,14 +323,7 @@ class QuantityState:
                 values[gid] = v
                 # the number as written ("150" of 150%, "120" of 120 km) and, for plain numbers, the value
                 # itself (1.5 for 150%: GSM8K writes both 150/100 and 1.5)
-                for number in (lambda: v.magnitude_in(), lambda: v.mag if v.dimensionless else None,
-                               lambda: parse_number(str(g.get("value")).strip().lstrip("$").rstrip("%"))):
-                    try:
-                        x = number()
-                        if x is not None:
-                            numbers.add(Fraction(x))
-                    except (QuantError, TypeError, ValueError, OverflowError, ZeroDivisionError):
-                        pass
+                numbers.update(_given_numbers(v, str(g.get("value"))))
             hit = self.givens[id(problem)] = (problem, values, frozenset(numbers), bad, constant_context(problem))
         return hit[1], hit[2], hit[3], hit[4]
 
@@ -337,6 +338,20 @@ class QuantityState:
                 hit = QuantError("nested too deeply", "bound")
             self.exprs[text] = hit
         return hit
+
+
+def _given_numbers(v: Value, written: str) -> set[Fraction]:
+    out: set[Fraction] = set()
+    readers = (lambda: v.magnitude_in(), lambda: v.mag if v.dimensionless else None,
+               lambda: parse_number(written.strip().lstrip("$").rstrip("%")))
+    for read in readers:
+        try:
+            x = read()
+            if x is not None:
+                out.add(Fraction(x))
+        except (QuantError, TypeError, ValueError, OverflowError, ZeroDivisionError):
+            pass
+    return out
 
 
 def constant_context(problem: Problem) -> str:
@@ -611,8 +626,8 @@ class QuantityChainCheck:
             except (QuantError, ArithmeticError, ValueError, OverflowError):
                 continue  # the result depends on it (it breaks without it)
             if _same(true, moved, tol):
-                return (REJECTED, f"does not depend on {d} (grounding): the value stays {format_value(true)} "
-                        f"whatever {d} is", "insensitive", None)
+                why = f"does not depend on {d} (grounding): the value stays {format_value(true)} whatever {d} is"
+                return REJECTED, why, "insensitive", None
         for d in refs:
             if _same(env[d], true, tol):
                 return REJECTED, f"restates {d} (grounding): its value is {d}'s", "restatement", None
@@ -671,7 +686,7 @@ def render_completion(problem: Problem, steps: Sequence[dict[str, Any]], answer:
         what = s.get("expr") if "expr" in s else f"{s.get('op')}({', '.join(s.get('args', []))})"
         lines.append(f"{s.get('name') or s['id']} = {what} = {s.get('value')} {s.get('unit') or ''}".rstrip())
     body = ",\n".join(json.dumps(s, ensure_ascii=False) for s in steps)
-    return (f"<think>\n" + "\n".join(lines) + f"\n</think>\n<steps>\n[{body}]\n</steps>\n"
+    return ("<think>\n" + "\n".join(lines) + f"\n</think>\n<steps>\n[{body}]\n</steps>\n"
             f"<answer>{answer if answer is not None else answer_text(problem)}</answer>")
 
 
@@ -809,8 +824,8 @@ class QuantityDomain(Domain):
             if isinstance(expr, QuantError):
                 return []
             for name in sorted(expr.names()):
-                for other in env:
-                    if other != name and other not in expr.names() and env[other].dims == env[name].dims:
+                for other, value in env.items():
+                    if other != name and other not in expr.names() and value.dims == env[name].dims:
                         variants.append(("wrong_operand", _rename(step.expr, name, other), ()))
             for a, b in (("+", "-"), ("-", "+"), ("*", "/"), ("/", "*")):
                 at = _binary_at(step.expr, a)

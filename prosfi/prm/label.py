@@ -90,9 +90,9 @@ def label_completions(problems: dict[str, Problem], completions: Iterable[dict[s
 
     Items whose problem is unknown are skipped and counted as format failures.
     """
+    from prosfi.domains import domain_for
     from prosfi.prm.ground import Groundedness
     from prosfi.rewards.score import score_batch
-    from prosfi.domains import domain_for
 
     stats = LabelStats()
     grounds: dict[str, Groundedness] = {}
