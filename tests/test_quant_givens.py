@@ -64,6 +64,8 @@ def test_real_gsm8k_questions(question, expected):
     ("4 ohm", "4", "ohm"), ("4 Ω", "4", "ohm"), ("20 °C", "20", "degC"), ("20°C", "20", "degC"),
     ("-5 degrees Celsius", "-5", "degC"), ("5 miles per hour", "5", "mi/h"), ("30mph", "30", "mph"),
     ("100 km/h", "100", "km/h"), ("3 hours", "3", "h"), ("45 minutes", "45", "min"),
+    ("3.0 × 10^8 m/s", "300000000", "m/s"), ("1.6 x 10^-19 C", "1.6e-19", "C"), ("6.02e23 mol", "6.02e23", "mol"),
+    ("2.5 \\times 10^{-3} kg", "0.0025", "kg"), ("1.5e3 m", "1500", "m"), ("3 µC", "3", "uC"),
 ])
 def test_single_forms(text, value, unit):
     (g,) = extract_givens(f"It was {text} then.")
@@ -74,6 +76,7 @@ def test_counting_nouns_and_ambiguous_words_are_not_units():
     assert [(g.value, g.unit) for g in extract_givens("16 eggs, 30 degrees, 5 in the box, 3 a day")] == \
         [("16", ""), ("30", ""), ("5", ""), ("3", "")]
     assert extract_givens("someone often wants none") == []
+    assert [g.value for g in extract_givens("5 x 3 boxes, 1e999 stars")] == ["5", "3"]
     assert extract_givens("") == [] and extract_givens(None) == []  # type: ignore[arg-type]
 
 

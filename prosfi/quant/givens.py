@@ -1,7 +1,8 @@
 """extract_givens: the numbers a question states, found by rules (never by a model).
 
 What counts as a given, in text order (ids g1..gn):
-- numerals: 16, 1,000, 2.5, .5, -3 (a minus sign only at the start of a word), 1/2, 2 1/2, 3rd;
+- numerals: 16, 1,000, 2.5, .5, -3 (a minus sign only at the start of a word), 1/2, 2 1/2, 3rd,
+  1.5e3, 3.0 × 10^8 (also x, *, \times, 10^{-3});
   `$5`, `$1.5 million` (USD); `25%`, `25 percent` (percent); `2 million` (scaled); "3 dozen" is the
   given 3 (solutions write 3 * 12 and "$68 per dozen" * 3), "a dozen" alone is 12;
 - number words: zero … nineteen, twenty … ninety, hundred, thousand, million, and their compounds
@@ -22,7 +23,7 @@ import re
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 
-from prosfi.quant.units import MAX_LITERAL_DIGITS, format_number
+from prosfi.quant.units import MAX_DECIMAL_EXPONENT, MAX_LITERAL_DIGITS, format_number
 
 MAX_QUESTION_CHARS = 20000
 MAX_GIVEN_CHARS = 80
@@ -82,9 +83,10 @@ UNIT_ABBREVIATIONS = {
     **{u: u for u in """
         km m cm mm kg g mg s ms min h mph kph J kJ MJ W kW kWh MW V kV mV A mA N kN Pa kPa MPa atm L mL
         K degC degF ohm mol Hz kHz lb oz ft yd mi gal km/h m/s m/s^2 m/s**2 m^2 m^3 cm^2 cm^3 kg/m^3 N/m
-        g/cm^3 km/s m/min mi/h J/s USD
+        g/cm^3 km/s m/min mi/h J/s USD C mC uC nC
     """.split()},
     "ml": "mL", "lbs": "lb", "°C": "degC", "°F": "degF", "℃": "degC", "Ω": "ohm", "kΩ": "kohm",
+    "µC": "uC", "μC": "uC",
     "m/s²": "m/s^2",
     "m²": "m^2", "m³": "m^3", "cm²": "cm^2", "cm³": "cm^3", "°": "degree",
 }
@@ -96,6 +98,7 @@ _WORDS_RE = (rf"(?:(?:{_NUMWORD}|a)(?:[\s-]+(?:and[\s-]+)?(?:{_NUMWORD}|a\s+(?:h
 _NUMERAL = r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+"
 _CANDIDATE = re.compile(
     rf"(?P<numeral>(?<![\w.$])(?P<neg>-(?=\d))?(?P<cur>\$\s?)?(?P<num>{_NUMERAL})"
+    rf"(?P<sci>[eE][+-]?\d{{1,3}}(?!\d)|\s*(?:×|x|\*|\\times|·)\s*10\s*(?:\^|\*\*)\s*\{{?\s*[+\-−]?\d{{1,3}}(?:\s*\}})?)?"
     rf"(?:(?:\s+(?P<whole_frac>\d+\s*/\s*\d+))|(?:\s*/\s*(?P<den>\d+)))?(?![\d/])(?P<ord>(?:st|nd|rd|th)(?![A-Za-z]))?(?![\d]))"
     rf"|(?P<special>\b(?:{'|'.join(_MULTIPLES)}|half\s+a\s+dozen|a\s+dozen|dozen|an?\s+half|half)\b)"
     rf"|(?P<words>\b{_WORDS_RE}\b)",
@@ -182,8 +185,16 @@ def extract_givens(question: str, units: str = "all") -> list[Given]:
         unit = ""
         if len(m.group()) > MAX_GIVEN_CHARS or sum(c.isdigit() for c in m.group()) > MAX_LITERAL_DIGITS:
             continue  # not a quantity a word problem states; the verifier would refuse it anyway
+        sci_text = None
         if m.group("numeral"):
             value = Fraction(m.group("num").replace(",", ""))
+            if m.group("sci"):
+                exp = re.search(r"([+\-−]?)\s*(\d+)\s*\}?$", m.group("sci"))
+                k = int(exp.group(2)) * (-1 if exp.group(1) in ("-", "−") else 1)
+                if abs(k) > MAX_DECIMAL_EXPONENT:
+                    continue
+                value *= Fraction(10) ** k
+                sci_text = f"{m.group('num').replace(',', '')}e{k}"
             if m.group("den"):
                 den = int(m.group("den"))
                 if den == 0:
@@ -240,7 +251,10 @@ def extract_givens(question: str, units: str = "all") -> list[Given]:
             unit = ""
         elif units == "money" and unit not in ("USD", "cent", "percent"):
             unit = ""
-        out.append(Given(f"g{len(out) + 1}", _number_text(value), unit, q[start:end], start, end))
+        number = _number_text(value)
+        if sci_text is not None and len(number) > 20:
+            number = ("-" if value < 0 else "") + sci_text  # 1.6e-19, not twenty digits
+        out.append(Given(f"g{len(out) + 1}", number, unit, q[start:end], start, end))
         pos = max(pos, end)
     return out
 
