@@ -18,6 +18,9 @@ HOSTILE = [
     ("+".join(["1/" + str(p) for p in range(2, 300)]), None), ("-" * 1500 + "1", "unknown"),
     ("sqrt(" * 150 + "2" + ")" * 150, "unknown"), ("max(" + ",".join(["1"] * 100) + ")", "error"),
     ("10**10**10 - 10**10**10", "unknown"), ("0.5**100000", None), ("round(1e300, 20)", None),
+    ("*".join(str(k) for k in range(1, 480)), None),  # 479! exactly: a factorial-like chain within the length
+    ("(" * 40 + "2" + "**2)" * 40, "unknown"),  # repeated squaring: 2**(2**40)
+    ("x" + "*x" * 64, "unknown"), ("sqrt(" * 40 + "x" + ")" * 40, "unknown"), ("sqrt(" * 40 + "2" + ")" * 40, None),
 ]
 
 SCRIPT = r"""

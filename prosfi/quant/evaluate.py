@@ -169,6 +169,9 @@ def power(a: Value, b: Value) -> Value:
         dims = tuple(int(e) if isinstance(e, Fraction) and e.denominator == 1 else e for e in dims)
         if any(abs(e) > MAX_DIM_EXPONENT for e in dims):
             raise QuantError(f"a dimension exponent beyond {MAX_DIM_EXPONENT}", "bound")
+        if any(isinstance(e, Fraction) and e.denominator > MAX_ROOT_DEGREE for e in dims):
+            raise QuantError(f"a dimension exponent with a denominator above {MAX_ROOT_DEGREE} "
+                             "(roots of roots of a dimensioned value)", "bound")
     else:
         dims = DIMENSIONLESS
     x = a.mag
