@@ -20,7 +20,7 @@ HOSTILE = [
     ("10**10**10 - 10**10**10", "unknown"), ("0.5**100000", None), ("round(1e300, 20)", None),
     ("*".join(str(k) for k in range(1, 480)), None),  # 479! exactly: a factorial-like chain within the length
     ("(" * 40 + "2" + "**2)" * 40, "unknown"),  # repeated squaring: 2**(2**40)
-    ("x" + "*x" * 64, "unknown"), ("sqrt(" * 40 + "x" + ")" * 40, "unknown"), ("sqrt(" * 40 + "2" + ")" * 40, None),
+    ("x" + "*x" * 64, "unknown"), ("sqrt(" * 40 + "x" + ")" * 40, "unknown"),
 ]
 
 SCRIPT = r"""
