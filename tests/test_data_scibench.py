@@ -22,6 +22,11 @@ SAMPLE = Path(__file__).parent / "fixtures" / "scibench_sample.json"  # written 
     (r"$\mathrm{~J} \mathrm{~K}^{-1} \mathrm{~mol}^{-1}$", 1, "J * K**-1 * mol**-1"),
     (r"$^{\circ} \mathrm{C}$", 1, "degC"),
     (r"$\%$", 1, "percent"),
+    # units as they occur in SciBench's atkins.json
+    (r"$\mathrm{atm}$ ", 1, "atm"),
+    (r"$\text{kJ}$ ", 1, "kJ"),
+    (r"$\mathrm{dm}^3 \mathrm{~mol}^{-1}$ ", 1, "dm**3 * mol**-1"),
+    (r"$\mathrm{K} \mathrm{MPa}^{-1}$", 1, "K * MPa**-1"),
     ("", 1, ""),
 ])
 def test_latex_units(latex, scale, unit):
