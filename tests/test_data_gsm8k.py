@@ -122,3 +122,19 @@ def test_eval_spec_reads_a_gsm8k_file():
 
     src = load_source(f"gsm8k:{SAMPLE}", limit=3)
     assert len(src.problems) == 3 and {src.group(p)[0] for p in src.problems} == {"gsm8k"}
+
+
+def test_a_long_sum_is_split_into_steps_the_chain_rules_allow(tmp_path):
+    from prosfi.rewards import score_batch
+
+    rec = {"question": "Isabelle spent $12 on cake, $43 on presents, $15 on decorations, $4 on invitations and $22 "
+                       "on goodie bags. How much did she spend?",
+           "answer": "She spent 12 + 43 + 15 + 4 + 22 = $<<12+43+15+4+22=96>>96.\n#### 96"}
+    path = tmp_path / "party.jsonl"
+    path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    (p,) = load_gsm8k(path)
+    steps = p.extra["gold_steps"]
+    assert len(steps) == 2 and steps[-1]["value"] == 96 and steps[-1]["unit"] == "USD"
+    assert all(len([t for t in s["expr"].split() if t[0] in "gs"]) <= 4 for s in steps)
+    with _verifier() as v:
+        assert score_batch([p], [gold_completion(p)], v)[0].reward == 1.0

@@ -327,6 +327,40 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
     return fallback if fallback is not None else (None, last_reason)
 
 
+def _split_long_sums(equations: Sequence[tuple[str, Fraction, Any]]) -> list[tuple[str, Fraction, Any]]:
+    """`12+43+15+4+22` (more values than one step may cite) -> `12+43+15+4` = 74, then `74+22`: a flat sum
+    or difference split after every MAX_REFS values, each part its own step."""
+    out: list[tuple[str, Fraction, Any]] = []
+    for expr, result, info in equations:
+        tokens = _tokens(expr)
+        if tokens is None or any(t[0] == "op" and t[1] not in ("+", "-") for t in tokens) or \
+                [t[0] for t in tokens[::2]] != ["num"] * len(tokens[::2]) or \
+                any(t[0] != "op" for t in tokens[1::2]) or len(tokens[::2]) <= MAX_REFS:
+            out.append((expr, result, info))
+            continue
+        nums, ops = [Fraction(t[1]) for t in tokens[::2]], [t[1] for t in tokens[1::2]]
+        texts = [t[1] for t in tokens[::2]]
+        head, value = texts[0], nums[0]
+        i = 0
+        while len(nums) - i > MAX_REFS:
+            take = MAX_REFS if i == 0 else MAX_REFS - 1
+            part = [head] + [f"{ops[j]} {texts[j + 1]}" for j in range(i, i + take - (0 if i else 0) - 1)]
+            for j in range(i, i + take - 1):
+                value = value + nums[j + 1] if ops[j] == "+" else value - nums[j + 1]
+            out.append((" ".join(part), value, info))
+            i += take - 1
+            head = _decimal(value)
+        rest = [head] + [f"{ops[j]} {texts[j + 1]}" for j in range(i, len(ops))]
+        out.append((" ".join(rest), result, info))
+    return out
+
+
+def _decimal(x: Fraction) -> str:
+    if x.denominator == 1:
+        return str(x.numerator)
+    return f"{float(x):.12g}"
+
+
 def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]], answer: Fraction) -> Built:
     """A gold chain for `problem` from worked equations `(expr over literals, stated result, _)`, ending at
     the step whose value is `answer`; steps the answer does not depend on are dropped."""
@@ -337,7 +371,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
     except QuantError as exc:
         return Built(None, f"givens: {exc}")
     first_issue = ""
-    for expr, result, info in equations:
+    for expr, result, info in _split_long_sums(equations):
         tokens = _tokens(expr)
         if tokens is None:
             first_issue = first_issue or f"parse: {expr!r}"
