@@ -3,7 +3,8 @@
 A record is `{"question": ..., "answer": "...<<16-3-4=9>>9 ...\\n#### 18"}`: the solution text carries
 calculator annotations `<<expr=value>>`, and sometimes plain-text equations without them (`100 x 2 = 200`,
 `1/2*50 = 25`). Problem ids are `gsm8k-<file stem>-NNNN` by line order. Givens come from
-`prosfi.quant.extract_givens` (deterministic, never a model); the gold chain is read from the equations,
+`prosfi.quant.extract_givens(question, units="money")` (deterministic, never a model; GSM8K's arithmetic
+treats hours and miles as plain numbers, so only dollars and percentages keep a unit); the gold chain is read from the equations,
 every numeric literal mapped to a given, an earlier step, or a listed constant
 (`prosfi.data.quant_gold.allowed_constants`). A literal that maps to none of them stays ungrounded: that
 record gets no gold chain (the reason is kept in `extra["gold_issue"]`), the grounding rule is not loosened.
