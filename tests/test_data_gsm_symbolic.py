@@ -7,8 +7,8 @@ import pytest
 
 pytest.importorskip("reasoning_gym")
 
-from prosfi.data.gsm_symbolic import generate  # noqa: E402
-from prosfi.data.quant_gold import gold_completion  # noqa: E402
+from prosfi.data.gsm_symbolic import generate
+from prosfi.data.quant_gold import gold_completion
 
 
 @pytest.fixture(scope="module")

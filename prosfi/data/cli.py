@@ -20,7 +20,7 @@ import argparse
 import contextlib
 import json
 import sys
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from prosfi.data.problem import Problem, read_problems, write_problems
 

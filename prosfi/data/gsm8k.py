@@ -26,15 +26,14 @@ from prosfi.data.problem import Problem
 MAX_STEPS = 24
 
 _ANNOTATION = re.compile(r"<<([^<>]*)>>")
-_FINAL = re.compile(r"^\s*####\s*(.+?)\s*$", re.M)
+_FINAL = re.compile(r"^\s*####\s*(.+?)\s*$", re.MULTILINE)
 _NUM = r"(?:\d+(?:,\d{3})+(?:\.\d+)?|\d*\.\d+|\d+)"
 
 
 def parse_number(text: str) -> Fraction | None:
     """'1,200' / '.5' / '-3' / '2.50' / '3/4' -> an exact Fraction; None when it is not a plain number."""
     t = text.strip().replace(",", "").replace("$", "").strip()
-    if t.endswith("."):
-        t = t[:-1]
+    t = t.removesuffix(".")
     m = re.fullmatch(r"(-?)(\d+)\s*/\s*(\d+)", t)
     if m:
         den = int(m.group(3))

@@ -17,7 +17,7 @@ from typing import Any
 from prosfi.data.problem import Problem
 
 _INSTRUCTION = re.compile(r"\s*Give the (?:result|answer) as your final answer\.?\s*Do not include units\.?\s*$",
-                          re.I)
+                          re.IGNORECASE)
 
 
 class GymUnavailable(RuntimeError):

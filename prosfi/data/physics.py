@@ -11,9 +11,10 @@ Difficulty is chain length: easy 1-2 steps, medium 3-4, hard 5-6. Seeded and det
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 from prosfi.data.problem import Problem
 
@@ -42,7 +43,7 @@ class _Spec:
 
 
 def _pick(rng: random.Random, lo: float, hi: float, step: float) -> str:
-    n = int(round((hi - lo) / step))
+    n = round((hi - lo) / step)
     x = lo + step * rng.randint(0, n)
     text = f"{x:.4f}".rstrip("0").rstrip(".")
     return text

@@ -13,9 +13,10 @@ Extra fields are kept in `extra` and written back out unchanged.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 KINDS = ("true_false_uncertain", "assignment", "quantity")
 LOGIC_KINDS = ("true_false_uncertain", "assignment")
@@ -70,7 +71,7 @@ class Problem:
         return (self.options or DEFAULT_OPTIONS).get(self.answer, self.answer)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Problem":
+    def from_dict(cls, d: dict[str, Any]) -> Problem:
         """Build from a JSON object. Raises ValueError naming the field on a malformed record."""
         if not isinstance(d, dict):
             raise ValueError("a problem must be a JSON object")

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 from prosfi.data.problem import Problem
 
@@ -234,13 +235,8 @@ def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple
 
 
 def _ops(tokens: Sequence[tuple[str, Any]]) -> int:
-    """Binary operations and unary minus in a token list."""
-    n, prev = 0, None
-    for kind, v in tokens:
-        if kind == "op" and v in ("+", "-", "*", "/", "**", "//"):
-            n += 1
-        prev = (kind, v)
-    return n
+    """Operations in a token list (binary operators and unary minus count one each)."""
+    return sum(1 for kind, v in tokens if kind == "op" and v in ("+", "-", "*", "/", "**", "//"))
 
 
 def _render(tokens: Sequence[tuple[str, Any]], names: dict[str, str] | None = None) -> str:
@@ -344,7 +340,7 @@ def _split_long_sums(equations: Sequence[tuple[str, Fraction, Any]]) -> list[tup
         i = 0
         while len(nums) - i > MAX_REFS:
             take = MAX_REFS if i == 0 else MAX_REFS - 1
-            part = [head] + [f"{ops[j]} {texts[j + 1]}" for j in range(i, i + take - (0 if i else 0) - 1)]
+            part = [head] + [f"{ops[j]} {texts[j + 1]}" for j in range(i, i + take - 1)]
             for j in range(i, i + take - 1):
                 value = value + nums[j + 1] if ops[j] == "+" else value - nums[j + 1]
             out.append((" ".join(part), value, info))
