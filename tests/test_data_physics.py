@@ -94,3 +94,20 @@ def test_demo_task_is_one_step_over_a_small_value_table_with_many_distinct_probl
     assert values == {str(2 * m) for m in range(1, 7)}  # 0.5 * m * (2 m/s)^2
     assert len({p.question for p in problems}) > 400
     assert all(p.extra["gold_steps"][0]["op"] == "kinetic_energy" for p in problems)
+
+
+def test_demo_gold_earns_the_top_reward_and_its_careless_twin_does_not():
+    """The CPU demo (recipes/demo/cpu_quant.yaml) needs both: the verified form pays 1.0, the literal-only
+    form with the same answer pays less under the process reward and the same under the outcome reward."""
+    from prosfi.domains import domain_for
+    from prosfi.rewards import RewardConfig, score_batch
+
+    problems = generate("demo", 6, seed=0)
+    gold = [gold_completion(p) for p in problems]
+    careless = [domain_for(p).sloppy_completion(p) for p in problems]
+    with _verifier() as v:
+        pro = score_batch(problems + problems, gold + careless, v)
+        out = score_batch(problems, careless, v, reward_config=RewardConfig(mode="outcome"))
+    assert [r.reward for r in pro[:6]] == [1.0] * 6
+    assert all(r.reward < 1.0 and r.answer_correct for r in pro[6:])
+    assert [r.reward for r in out] == [1.0] * 6
