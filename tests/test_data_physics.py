@@ -111,3 +111,20 @@ def test_demo_gold_earns_the_top_reward_and_its_careless_twin_does_not():
     assert [r.reward for r in pro[:6]] == [1.0] * 6
     assert all(r.reward < 1.0 and r.answer_correct for r in pro[6:])
     assert [r.reward for r in out] == [1.0] * 6
+
+
+def test_property_any_seed_any_difficulty_gold_earns_the_top_reward():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from prosfi.rewards import score_batch
+
+    with _verifier() as v:
+        @settings(max_examples=25, deadline=None)
+        @given(st.sampled_from(["easy", "medium", "hard", "demo"]), st.integers(0, 10**9))
+        def check(difficulty, seed):
+            problems = generate(difficulty, 4, seed)
+            results = score_batch(problems, [gold_completion(p) for p in problems], v)
+            assert [r.reward for r in results] == [1.0] * 4, (difficulty, seed)
+
+        check()
