@@ -14,7 +14,12 @@ Wall time depends on what else runs on the cores; `default_cold_cpu_s_per_batch`
 plus the verifier workers, from /proc) does not, and over 2 cores bounds the idle wall time
 from below at half of it.
 
-    python bench/bench_score.py [--batches 3] [--workers 2] [--naive-batches 1]
+`--domain quantity`: 512 quantity completions (64 problems x 8 samples, 4-step unit-carrying chains:
+gold, a wrong value, a wrong answer, an unused step, an ungrounded literal, a dimension error), checked
+in-process (no verifier round trip). default: `score_batch` (one batch memo: a group's repeated steps
+are worked out once); naive: every completion scored on its own (`score_completion`, fresh memo).
+
+    python bench/bench_score.py [--batches 3] [--workers 2] [--naive-batches 1] [--domain logic|quantity]
 """
 
 from __future__ import annotations
@@ -137,13 +142,88 @@ def _worker_cpu_s(verifier) -> float:
     return total
 
 
+# ---------------------------------------------------------------------------------------- quantity
+def make_quantity_problem(rng: random.Random, tag: str) -> tuple[Problem, list[dict], str]:
+    """d1 km in t1 h, then d2 km in t2 min: the average speed in m/s (3 unit-carrying steps)."""
+    d1, d2 = rng.randint(20, 200), rng.randint(5, 50)
+    t1, t2 = rng.randint(1, 5), rng.choice([15, 20, 30, 40, 45])
+    speed = (d1 + d2) * 1000 / (t1 * 3600 + t2 * 60)
+    problem = Problem.from_dict({
+        "id": tag, "kind": "quantity", "source": "bench", "difficulty": 3,
+        "question": f"A car drives {d1} km in {t1} h, then {d2} km in {t2} min. Average speed in m/s?",
+        "givens": [{"id": "g1", "value": str(d1), "unit": "km"}, {"id": "g2", "value": str(t1), "unit": "h"},
+                   {"id": "g3", "value": str(d2), "unit": "km"}, {"id": "g4", "value": str(t2), "unit": "min"}],
+        "target": {"name": "speed", "unit": "m/s"}, "answer": {"value": repr(speed), "unit": "m/s"}})
+    steps = [{"id": "s1", "expr": "g1 + g3", "value": d1 + d2, "unit": "km"},
+             {"id": "s2", "expr": "g2 + g4", "value": t1 * 60 + t2, "unit": "min"},
+             {"id": "s3", "expr": "s1 / s2", "value": speed, "unit": "m/s"}]
+    return problem, steps, f"{speed:.9g} m/s"
+
+
+def quantity_samples(problem: Problem, gold: list[dict], answer: str, rng: random.Random) -> list[str]:
+    wrong = [dict(s) for s in gold]
+    wrong[1]["value"] = wrong[1]["value"] + 1
+    padded = [{"id": "s0", "expr": "g1 * g2", "value": 0, "unit": "km*h"}] + gold
+    literal = gold[:-1] + [{"id": "s3", "expr": "s1 / s2 * 1.25", "value": gold[-1]["value"], "unit": "m/s"}]
+    dim = gold[:-1] + [{"id": "s3", "expr": "s1 + s2", "value": gold[-1]["value"], "unit": "m/s"}]
+    variants = [(gold, answer)] * 3 + [(wrong, answer), (gold, "3 m"), (padded, answer), (literal, answer),
+                                       (dim, answer)]
+    return [f"<think>add distances and times</think>\n<steps>\n{json.dumps(st)}\n</steps>\n<answer>{a}</answer>"
+            for st, a in variants]
+
+
+def make_quantity_batch(seed: int, n_problems: int = 64) -> tuple[list[Problem], list[str]]:
+    rng = random.Random(seed)
+    problems, texts = [], []
+    for i in range(n_problems):
+        p, gold, answer = make_quantity_problem(rng, f"q{seed}-{i}")
+        for t in quantity_samples(p, gold, answer, rng):
+            problems.append(p)
+            texts.append(t)
+    return problems, texts
+
+
+def quantity_main(args) -> None:
+    cfg, chain = RewardConfig(), ChainConfig()
+    batches = [make_quantity_batch(seed, args.problems) for seed in range(args.batches + 1)]
+    no_verifier = object()  # quantity chains never call it
+    score_batch(*batches[-1], no_verifier, cfg, chain)  # warm imports and the unit registry (not timed)
+    cold, cpu = [], []
+    for problems, texts in batches[:-1]:
+        c0, t0 = time.process_time(), time.perf_counter()
+        results = score_batch(problems, texts, no_verifier, cfg, chain)
+        cold.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    naive = []
+    for seed in range(args.naive_batches):
+        problems, texts = make_quantity_batch(1000 + seed, args.problems)
+        t0 = time.perf_counter()
+        naive_rewards = [score_completion(p, t, no_verifier, cfg, chain).reward for p, t in zip(problems, texts)]
+        naive.append(time.perf_counter() - t0)
+    rewards = [r.reward for r in results]
+    print(json.dumps({
+        "domain": "quantity", "completions_per_batch": len(batches[0][1]),
+        "default_s_per_batch": round(statistics.mean(cold), 3), "default_runs": [round(x, 3) for x in cold],
+        "default_cpu_s_per_batch": round(statistics.mean(cpu), 3),  # one process: the load-free wall time
+        "naive_s_per_batch": round(statistics.mean(naive), 3),
+        "speedup": round(statistics.mean(naive) / statistics.mean(cold), 1),
+        "reward_histogram": {str(k): rewards.count(k) for k in sorted(set(rewards))},
+        "naive_reward_histogram": {str(k): naive_rewards.count(k) for k in sorted(set(naive_rewards))},
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }, indent=2))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batches", type=int, default=3, help="timed default-path batches (new problems each)")
     ap.add_argument("--naive-batches", type=int, default=1)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--problems", type=int, default=64)
+    ap.add_argument("--domain", choices=("logic", "quantity"), default="logic")
     args = ap.parse_args()
+    if args.domain == "quantity":
+        quantity_main(args)
+        return
     cfg, chain = RewardConfig(), ChainConfig()
     batches = [make_batch(seed, args.problems) for seed in range(args.batches + 1)]
     n = len(batches[0][1])

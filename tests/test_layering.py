@@ -1,5 +1,5 @@
-"""The package layers read bottom-up: logic → verify → data → trace → chain → rewards → eval → train → prm → serve
-→ integrations.
+"""The package layers read bottom-up: logic, quant → verify → data → trace → chain → domains → rewards → eval →
+train → prm → serve → integrations.
 
 Every `prosfi` import (module level, inside functions, under TYPE_CHECKING) is read with `ast`; a
 module may import its own layer or a lower one, and the module import graph has no cycles.
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import prosfi
 
-LAYERS = ("logic", "verify", "data", "trace", "chain", "rewards", "eval", "train", "prm", "serve", "integrations")
+LAYERS = ("logic", "quant", "verify", "data", "trace", "chain", "domains", "rewards", "eval", "train", "prm",
+          "serve", "integrations")
 LEAVES = ("prosfi.serve.client",)
 # Known exceptions, each with its reason. /check reuses `prosfi check`'s line reader (`check_lines`), so check
 # lines of every domain are read one way; move it out of the command module once the quantity domain has landed.
@@ -121,3 +122,8 @@ def test_the_checker_sees_a_planted_upward_import_and_cycle(tmp_path):
     modules = {"prosfi.verify.a": a, "prosfi.rewards.score": a}
     assert _imports(a, modules) == {"prosfi.rewards.score"}
     assert _layer("prosfi.rewards.score") > _layer("prosfi.verify.a")
+
+
+def test_quant_sits_below_verify_and_the_verdict_below_both():
+    assert _layer("prosfi.logic.parser") < _layer("prosfi.quant.units") < _layer("prosfi.verify.verifier")
+    assert _layer("prosfi.verdict") < _layer("prosfi.quant.check")  # the shared Verdict: a top-level helper

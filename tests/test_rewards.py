@@ -156,12 +156,12 @@ def test_bad_completions_never_raise(verifier, bad):
 
 
 def test_an_exception_while_reading_is_a_format_failure_with_a_warning(verifier, monkeypatch, caplog):
-    from prosfi.rewards import score
+    from prosfi.domains.logic import LogicDomain
 
-    def boom(problem, text):
+    def boom(self, problem, text):
         raise RuntimeError("parser bug")
 
-    monkeypatch.setattr(score, "parse_answer", boom)
+    monkeypatch.setattr(LogicDomain, "parse_answer", boom)  # the scorer reads answers through the Domain
     with caplog.at_level(logging.WARNING, logger="prosfi.rewards.score"):
         r = score_batch([ANIMALS, ANIMALS], [CASES["verified"][1], "nonsense"], verifier)
     assert r[0].reward == 0.0 and "parser bug" in r[0].reason

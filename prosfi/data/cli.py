@@ -4,6 +4,10 @@
     prosfi data kk --hub --people 3 -o kk3_test.jsonl          (K-and-K/knights-and-knaves)
     prosfi data fol --difficulty hard --count 300 --seed 0 -o hard.jsonl
     prosfi data proverqa --split hard -o pqa_hard.jsonl           (opendatalab/ProverQA)
+    prosfi data gsm8k --file test.jsonl -o gsm8k_test.jsonl       (GSM8K's public JSONL)
+    prosfi data physics --difficulty easy --count 100 --seed 0 -o phys.jsonl
+    prosfi data gsm_symbolic --count 100 --seed 0 -o gsms.jsonl   (reasoning-gym templates)
+    prosfi data scibench --file atkins.json -o sb.jsonl           (SciBench's public JSON)
     prosfi data gold problems.jsonl -o gold.jsonl [--sft]
     prosfi data prompts problems.jsonl -o rows.jsonl [--few-shot 1]
     prosfi data validate problems.jsonl
@@ -16,14 +20,14 @@ import argparse
 import contextlib
 import json
 import sys
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from prosfi.data.problem import Problem, read_problems, write_problems
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="data_command", required=True,
-                                metavar="{kk,fol,proverqa,gold,prompts,validate}")
+                                metavar="{kk,fol,proverqa,gsm8k,physics,gsm_symbolic,scibench,gold,prompts,validate}")
 
     p = sub.add_parser("kk", help="Knights & Knaves puzzles: generate (seeded) or load from the hub (--hub)")
     p.add_argument("--people", type=int, default=3, help="inhabitants per puzzle (2-8)")
@@ -49,6 +53,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("proverqa", help="ProverQA from the hub (opendatalab/ProverQA) or a local copy")
     p.add_argument("--split", default="hard", choices=("easy", "medium", "hard", "train"), help="dev split")
     p.add_argument("--file", help="a local copy of the split's JSON file instead of the hub")
+    p.add_argument("--limit", type=int, help="at most this many records")
+    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
+
+    p = sub.add_parser("gsm8k", help="GSM8K in its public JSONL format -> quantity problems with gold chains")
+    p.add_argument("--file", required=True, help="a GSM8K JSONL file (question, answer with <<expr=value>> and #### N)")
+    p.add_argument("--limit", type=int, help="at most this many records")
+    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
+
+    p = sub.add_parser("physics", help="physics problems with units (kinematics, energy, circuits, gas law)")
+    p.add_argument("--difficulty", default="easy", choices=("easy", "medium", "hard"),
+                   help="chain length: easy 1-2 steps, medium 3-4, hard 5-6")
+    p.add_argument("--count", type=int, default=100, help="problems to generate")
+    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
+
+    p = sub.add_parser("gsm_symbolic", help="GSM-Symbolic templates through reasoning-gym (answers checked)")
+    p.add_argument("--count", type=int, default=100, help="problems to generate")
+    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
+
+    p = sub.add_parser("scibench", help="SciBench in its public JSON format (evaluation; no gold chains)")
+    p.add_argument("--file", required=True, help="a SciBench JSON file (problem_text, answer_number, unit)")
     p.add_argument("--limit", type=int, help="at most this many records")
     p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
 
@@ -194,9 +220,62 @@ def _proverqa(args) -> int:
     return 0
 
 
+def _report_skipped(skipped, what: str) -> None:
+    for index, reason in skipped[:10]:
+        _say(f"skipped record {index}: {reason}")
+    if skipped:
+        _say(f"skipped {len(skipped)} {what} record(s) that could not be converted")
+
+
+def _gsm8k(args) -> int:
+    from prosfi.data.gsm8k import LoadReport, load_gsm8k
+
+    report = LoadReport()
+    problems = load_gsm8k(args.file, limit=args.limit, report=report)
+    n = _write(problems, args.output)
+    _say(f"wrote {n} GSM8K problems to {args.output} ({report.summary()})")
+    _report_skipped(report.skipped, "GSM8K")
+    return 0
+
+
+def _physics(args) -> int:
+    from prosfi.data.physics import generate
+
+    n = _write(generate(args.difficulty, args.count, args.seed), args.output)
+    _say(f"wrote {n} physics problems ({args.difficulty}) to {args.output}")
+    return 0
+
+
+def _gsm_symbolic(args) -> int:
+    from prosfi.data.gsm_symbolic import GymUnavailable, generate
+
+    skipped: list = []
+    try:
+        problems = generate(args.count, args.seed, skipped=skipped)
+    except GymUnavailable as exc:
+        _say(str(exc))
+        return 1
+    n = _write(problems, args.output)
+    with_gold = sum(1 for p in problems if p.extra.get("gold_steps"))
+    _say(f"wrote {n} GSM-Symbolic problems to {args.output} ({with_gold} with a gold chain)")
+    _report_skipped(skipped, "GSM-Symbolic")
+    return 0
+
+
+def _scibench(args) -> int:
+    from prosfi.data.scibench import load_scibench
+
+    skipped: list = []
+    problems = load_scibench(args.file, limit=args.limit, skipped=skipped)
+    n = _write(problems, args.output)
+    _say(f"wrote {n} SciBench problems to {args.output}")
+    _report_skipped(skipped, "SciBench")
+    return 0
+
+
 def _gold(args) -> int:
-    from prosfi.data.gold import gold_completion
-    from prosfi.data.prompts import to_sft_row
+    from prosfi.domains import domain_for
+    from prosfi.domains.prompts import to_sft_row
 
     problems = list(read_problems(args.problems))
     found: list[tuple[Problem, str]] = []
@@ -206,7 +285,7 @@ def _gold(args) -> int:
     with ctx as verifier:
         for p in problems:
             try:
-                text = gold_completion(p, verifier)
+                text = domain_for(p).gold_completion(p, verifier)
             except Exception as exc:  # noqa: BLE001 - one bad problem never costs the others
                 skipped.append((p.id, f"gold search failed: {exc!r}"[:200]))
                 continue
@@ -244,9 +323,9 @@ def _gold(args) -> int:
 
 
 def _prompts(args) -> int:
-    from prosfi.data.prompts import SYSTEM_PROMPT, prompt_rows
+    from prosfi.domains.prompts import prompt_rows
 
-    system = SYSTEM_PROMPT
+    system = None  # each problem's domain prompt
     if args.system_prompt_file:
         with open(args.system_prompt_file, encoding="utf-8") as fh:
             system = fh.read().strip()
@@ -262,5 +341,6 @@ def _validate(args) -> int:
     return 0
 
 
-_COMMANDS = {"kk": _kk, "fol": _fol, "proverqa": _proverqa, "gold": _gold, "prompts": _prompts,
+_COMMANDS = {"kk": _kk, "fol": _fol, "proverqa": _proverqa, "gsm8k": _gsm8k, "physics": _physics,
+             "gsm_symbolic": _gsm_symbolic, "scibench": _scibench, "gold": _gold, "prompts": _prompts,
              "validate": _validate}

@@ -1,20 +1,25 @@
 """The Problem schema shared by data, rewards, training and evaluation (docs/data.md).
 
-Two kinds:
+Three kinds:
 - `true_false_uncertain` (ProverQA): `goal` formula, `options` letter -> "True"/"False"/"Uncertain",
   `answer` a letter.
 - `assignment` (Knights & Knaves): `atoms` formulas and the gold `assignment` atom -> bool.
+- `quantity` (GSM8K, GSM-Symbolic, physics, SciBench; docs/quantity.md "Data"): `givens` (id g1..gn, value,
+  unit, the text span it came from), `target` (name, unit) and `answer` a dict {"value", "unit"};
+  `premises` is optional (empty) for it.
 Extra fields are kept in `extra` and written back out unchanged.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
-KINDS = ("true_false_uncertain", "assignment")
+KINDS = ("true_false_uncertain", "assignment", "quantity")
+LOGIC_KINDS = ("true_false_uncertain", "assignment")
 DEFAULT_OPTIONS = {"A": "True", "B": "False", "C": "Uncertain"}  # ProverQA's options
 
 
@@ -35,16 +40,23 @@ class Problem:
     question: str = ""
     goal: str | None = None
     options: dict[str, str] = field(default_factory=dict)
-    answer: str | None = None
+    answer: Any = None  # an option letter (true_false_uncertain) or {"value", "unit"} (quantity)
     atoms: list[str] = field(default_factory=list)
     assignment: dict[str, bool] = field(default_factory=dict)
     difficulty: Any = None
+    givens: list[dict[str, Any]] = field(default_factory=list)
+    target: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     _KNOWN = (
         "id", "kind", "premises", "source", "context", "question", "goal", "options", "answer",
-        "atoms", "assignment", "difficulty",
+        "atoms", "assignment", "difficulty", "givens", "target",
     )
+
+    @property
+    def given_map(self) -> dict[str, dict[str, Any]]:
+        """For quantity: given id -> the given's record, in order."""
+        return {str(g["id"]): g for g in self.givens}
 
     @property
     def premise_map(self) -> dict[str, str]:
@@ -59,15 +71,18 @@ class Problem:
         return (self.options or DEFAULT_OPTIONS).get(self.answer, self.answer)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Problem":
+    def from_dict(cls, d: dict[str, Any]) -> Problem:
         """Build from a JSON object. Raises ValueError naming the field on a malformed record."""
         if not isinstance(d, dict):
             raise ValueError("a problem must be a JSON object")
-        for key in ("id", "kind", "premises"):
+        for key in ("id", "kind"):
             if key not in d:
                 raise ValueError(f"missing field {key!r}")
         if d["kind"] not in KINDS:
             raise ValueError(f"field 'kind': {d['kind']!r} is not one of {', '.join(KINDS)}")
+        if d["kind"] != "quantity" and "premises" not in d:
+            raise ValueError("missing field 'premises'")
+        d = d if "premises" in d else {**d, "premises": []}
         if not isinstance(d["premises"], list):
             raise ValueError("field 'premises' must be a list")
         premises = []
@@ -89,6 +104,8 @@ class Problem:
             atoms=list(d.get("atoms") or []),
             assignment=_assignment(d.get("assignment")),
             difficulty=d.get("difficulty"),
+            givens=_givens(d.get("givens")),
+            target=_target(d.get("target")),
             extra=extra,
         )
 
@@ -103,6 +120,8 @@ class Problem:
         }
         if self.kind == "true_false_uncertain":
             d.update(goal=self.goal, options=self.options, answer=self.answer)
+        elif self.kind == "quantity":
+            d.update(givens=self.givens, target=self.target, answer=self.answer)
         else:
             d.update(atoms=self.atoms, assignment=self.assignment)
         d["difficulty"] = self.difficulty
@@ -114,8 +133,11 @@ class Problem:
         """Check the record is usable: every formula parses, ids are unique, the answer fits the kind.
 
         Raises ValueError whose message starts with the offending field, e.g.
-        ``field 'premises[2].formal': ...``. Needs `prosfi.logic` (imported here, not at module load).
+        ``field 'premises[2].formal': ...``. Needs `prosfi.logic` (imported here, not at module load);
+        quantity problems need `prosfi.quant` instead.
         """
+        if self.kind == "quantity":
+            return self._validate_quantity()
         from prosfi.logic import FormulaError, check_signature, parse
 
         if not self.id:
@@ -170,8 +192,72 @@ class Problem:
         except (FormulaError, ValueError) as exc:
             raise ValueError(f"field 'premises': inconsistent signature: {exc}") from None
 
+    def _validate_quantity(self) -> None:
+        """Givens parse as quantities with unique ids, the target unit and the answer parse and agree."""
+        from prosfi.quant import QuantError, parse_quantity, parse_unit
+
+        if not self.id:
+            raise ValueError("field 'id': must be a non-empty string")
+        if not isinstance(self.question, str) or not self.question.strip():
+            raise ValueError("field 'question': must be a non-empty string")
+        seen: set[str] = set()
+        for i, g in enumerate(self.givens):
+            gid = str(g.get("id", ""))
+            if not gid:
+                raise ValueError(f"field 'givens[{i}].id': must be a non-empty string")
+            if gid in seen:
+                raise ValueError(f"field 'givens[{i}].id': duplicate given id {gid!r}")
+            seen.add(gid)
+            try:
+                parse_quantity({"value": g.get("value"), "unit": g.get("unit") or ""})
+            except (QuantError, TypeError, ValueError) as exc:
+                raise ValueError(f"field 'givens[{i}]': does not parse as a quantity: {exc}") from None
+        if not isinstance(self.answer, dict) or "value" not in self.answer:
+            raise ValueError("field 'answer': must be an object {\"value\", \"unit\"}")
+        try:
+            answer = parse_quantity({"value": self.answer["value"], "unit": self.answer.get("unit") or ""})
+        except (QuantError, TypeError, ValueError) as exc:
+            raise ValueError(f"field 'answer': does not parse as a quantity: {exc}") from None
+        if self.target:
+            try:
+                parse_unit(str(self.target.get("unit") or ""))
+                unit = parse_quantity({"value": "1", "unit": str(self.target.get("unit") or "")})
+            except (QuantError, TypeError, ValueError) as exc:
+                raise ValueError(f"field 'target.unit': does not parse: {exc}") from None
+            if _dimensionality(answer) != _dimensionality(unit):
+                raise ValueError(f"field 'answer': unit {self.answer.get('unit')!r} does not match the target "
+                                 f"unit {self.target.get('unit')!r}")
+        for i, p in enumerate(self.premises):
+            if not p.id:
+                raise ValueError(f"field 'premises[{i}].id': must be a non-empty string")
+
+
+def _dimensionality(q: Any) -> Any:
+    return getattr(q, "dims", getattr(q, "dimensionality", None))
+
 
 ANSWER_LABELS = ("True", "False", "Uncertain")
+
+
+def _givens(raw: Any) -> list[dict[str, Any]]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ValueError("field 'givens' must be a list of {id, value, unit, text}")
+    out = []
+    for i, g in enumerate(raw):
+        if not isinstance(g, dict) or "id" not in g or "value" not in g:
+            raise ValueError(f"field 'givens[{i}]' needs 'id' and 'value'")
+        out.append(dict(g))
+    return out
+
+
+def _target(raw: Any) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ValueError("field 'target' must be an object {name, unit}")
+    return dict(raw)
 
 
 def _assignment(raw: Any) -> dict[str, bool]:

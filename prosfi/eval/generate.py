@@ -69,7 +69,7 @@ class PromptSettings:
 
 def build_prompts(problems: Sequence[Problem], settings: PromptSettings | None = None) -> list[list[dict]]:
     """The chat messages `prosfi train` would show for each problem (system prompt, shots, problem)."""
-    from prosfi.data.prompts import SYSTEM_PROMPT, prompt_rows
+    from prosfi.domains.prompts import prompt_rows
 
     s = settings or PromptSettings()
     if s.reward_mode == "direct_lean":
@@ -77,7 +77,7 @@ def build_prompts(problems: Sequence[Problem], settings: PromptSettings | None =
 
         rows = prompt_rows(problems, s.system_prompt or DIRECT_LEAN_SYSTEM_PROMPT, 0, user_suffix=direct_lean_prompt)
     else:
-        rows = prompt_rows(problems, s.system_prompt or SYSTEM_PROMPT, s.few_shot)
+        rows = prompt_rows(problems, s.system_prompt or None, s.few_shot)  # None: each problem's domain prompt
     return [r["prompt"] for r in rows]
 
 

@@ -14,6 +14,10 @@ problems, not completions (the n samples of one problem are not independent):
 - unknown_rate    steps the provers could not decide (unknown) / steps
 - mean_steps      steps / completions;  mean_tokens  completion tokens / completions that report them
 - judge_soundness chains the LLM judge called sound / judged completions (only when a judge ran)
+- dimension_error_rate    steps with a dimension error (inside the expression, or a claimed unit of the
+  wrong dimension) / steps of domains that report it (quantity); only when such steps exist
+- grounding_failure_rate  steps rejected by a grounding rule (ungrounded literal, literal-only step, a cited
+  value that does not matter, restatement, unused step) / the same steps; only when such steps exist
 - with n > 1 samples per problem: pass@k (unbiased estimator, Chen et al. 2021) and maj@k (majority
   answer of the first k samples is right), per problem, averaged over problems.
 
@@ -42,8 +46,12 @@ RATIOS: dict[str, tuple[str, str]] = {
     "mean_steps": ("steps", "n"),
     "mean_tokens": ("tokens", "n_tokens"),
     "judge_soundness": ("sound", "judged"),
+    "dimension_error_rate": ("dimension", "guarded"),
+    "grounding_failure_rate": ("grounding", "guarded"),
 }
-COLUMNS = ("n", "correct", "format", "hit", "steps", "verified", "unknown", "tokens", "n_tokens", "sound", "judged")
+OPTIONAL = ("judge_soundness", "dimension_error_rate", "grounding_failure_rate")  # left out where undefined
+COLUMNS = ("n", "correct", "format", "hit", "steps", "verified", "unknown", "tokens", "n_tokens", "sound", "judged",
+           "dimension", "grounding", "guarded")
 
 
 def ks_for(n: int) -> list[int]:
@@ -100,7 +108,8 @@ class ProblemTable:
                     bool(r.get("chain_valid")) and bool(r.get("answer_correct")), steps,
                     int(r.get("verified_steps") or 0), int(r.get("unknown_steps") or 0),
                     tokens if isinstance(tokens, (int, float)) else 0, isinstance(tokens, (int, float)),
-                    judged is True, judged is not None)
+                    judged is True, judged is not None, int(r.get("dimension_errors") or 0),
+                    int(r.get("grounding_failures") or 0), int(r.get("guarded_steps") or 0))
             for i, v in enumerate(vals):
                 row[i] += float(v)
             answer = r.get("answer") if r.get("format_ok") else None
@@ -164,7 +173,7 @@ def table_metrics(table: ProblemTable, rows: np.ndarray, n_boot: int = 1000, see
     idx = rng.integers(0, len(rows), size=(n_boot, len(rows))) if len(rows) else None
     for name, (num_c, den_c) in RATIOS.items():
         num, den = data[:, COLUMNS.index(num_c)], data[:, COLUMNS.index(den_c)]
-        if name == "judge_soundness" and den.sum() == 0:
+        if name in OPTIONAL and den.sum() == 0:
             continue
         value = _ratio(num, den)
         out[name] = None if value is None else round(value, 4)
@@ -202,5 +211,5 @@ def summarize(records: Sequence[dict[str, Any]], n_boot: int = 1000, seed: int =
     return {"overall": table_metrics(table, np.arange(len(table.ids)), n_boot, seed), "groups": out_groups}
 
 
-__all__ = ["COLUMNS", "MEANS", "RATES", "RATIOS", "ProblemTable", "bootstrap_ci", "ks_for", "maj_at_k",
+__all__ = ["COLUMNS", "MEANS", "OPTIONAL", "RATES", "RATIOS", "ProblemTable", "bootstrap_ci", "ks_for", "maj_at_k",
            "metrics", "pass_at_k", "summarize", "table_metrics"]

@@ -10,6 +10,9 @@ from typing import Any
 
 PLOTTED = (("accuracy", "answer accuracy", "accuracy (%)"),
            ("reward_hit", "reward hit (verified chain + right answer)", "reward hit (%)"))
+# plotted only when some summary reports them (quantity problems)
+OPTIONAL_PLOTS = (("dimension_error_rate", "dimension errors (steps)", "dimension errors (% of steps)"),
+                  ("grounding_failure_rate", "grounding failures (steps)", "grounding failures (% of steps)"))
 
 
 def _label(summary: dict[str, Any], i: int) -> str:
@@ -23,8 +26,12 @@ def _sort_key(d: str | None) -> tuple:
 
 
 def plot_summaries(summaries: Sequence[dict[str, Any]], out_dir: str | Path,
-                   metrics: Sequence[tuple[str, str, str]] = PLOTTED) -> list[Path]:
-    """One PNG per metric (`accuracy.png`, `reward_hit.png`) in out_dir; returns their paths."""
+                   metrics: Sequence[tuple[str, str, str]] | None = None) -> list[Path]:
+    """One PNG per metric (`accuracy.png`, `reward_hit.png`, and for quantity problems
+    `dimension_error_rate.png`, `grounding_failure_rate.png`) in out_dir; returns their paths."""
+    if metrics is None:
+        metrics = PLOTTED + tuple(m for m in OPTIONAL_PLOTS
+                                  if any(s.get("overall", {}).get(m[0]) is not None for s in summaries))
     import matplotlib
 
     matplotlib.use("Agg", force=True)

@@ -24,8 +24,11 @@ def number(value: float | None) -> str:
 
 def _extra_columns(summary: dict[str, Any]) -> list[str]:
     o = summary.get("overall", {})
-    return [k for k in o if (k.startswith(("pass@", "maj@")) or k == "judge_soundness")
-            and not k.endswith("_ci")]
+    return [k for k in o if (k.startswith(("pass@", "maj@")) or k in _OPTIONAL) and not k.endswith("_ci")]
+
+
+_OPTIONAL = ("judge_soundness", "dimension_error_rate", "grounding_failure_rate")
+_HEADS = {"dimension_error_rate": "dimension errors", "grounding_failure_rate": "grounding failures"}
 
 
 def cell(metrics: dict[str, Any], key: str) -> str:
@@ -36,7 +39,7 @@ def cell(metrics: dict[str, Any], key: str) -> str:
 
 def table(summary: dict[str, Any]) -> str:
     extra = _extra_columns(summary)
-    heads = ["source", "difficulty", "n"] + [h for _, h in COLUMNS] + extra
+    heads = ["source", "difficulty", "n"] + [h for _, h in COLUMNS] + [_HEADS.get(k, k) for k in extra]
     lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
     rows = [(g["source"], g["difficulty"], g) for g in summary.get("groups", [])]
     rows.append(("**overall**", "", summary.get("overall", {})))

@@ -61,7 +61,23 @@ def record(gen: Generation, problem: Problem | None, result) -> dict[str, Any]:
         unknown_steps=sum(1 for s in steps if s.get("verdict") == "unknown"),
         tokens=gen.tokens, completion=gen.completion,
     )
+    categories = _step_categories(problem)
+    if categories:  # the domain reports step categories (quantity: dimension errors, grounding failures)
+        guards = [s.get("guard") for s in steps]
+        rec.update(guarded_steps=len(steps),
+                   **{column: sum(1 for g in guards if g in names) for column, names in categories.items()})
     return rec
+
+
+def _step_categories(problem: Problem | None) -> dict[str, tuple[str, ...]]:
+    if problem is None:
+        return {}
+    from prosfi.domains import domain_for
+
+    try:
+        return domain_for(problem).step_categories()
+    except ValueError:
+        return {}
 
 
 __all__ = ["record", "score_generations"]

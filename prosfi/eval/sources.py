@@ -11,6 +11,10 @@ Spec grammar (repeatable on the command line; see `SPEC_HELP`):
     rgkk:2..7                    reasoning-gym's knights_knaves (`count` per number of people), in each puzzle's
                                  own role words (saints/sinners, heroes/villains, …)
     folio:FILE                   FOLIO JSONL (premises-FOL / conclusion-FOL / label), see prosfi.data.folio
+    gsm8k:FILE                   GSM8K's public JSONL (question / answer with `#### N`); group (gsm8k, None)
+    physics:easy | physics:easy,hard   generated physics problems with units per difficulty (easy medium hard)
+    gsm_symbolic:N               N GSM-Symbolic problems from reasoning-gym (`count` when N is omitted)
+    scibench:FILE                a SciBench JSON file (problem_text / answer_number / LaTeX unit)
 
 The contract other tools rely on: `load_source(spec, ...) -> Source` whose `problems` have unique ids
 and whose `group(problem)` is `(source, difficulty)` with difficulty a string or None; records a loader
@@ -30,7 +34,10 @@ SPEC_HELP = ("problem source, repeatable: a problems JSONL path (or jsonl:PATH);
              "Knaves by number of people); fol:hard or fol:easy,medium (generated ProverQA-style); "
              "proverqa:hard=FILE (a ProverQA dev JSON file; proverqa:hard alone fetches it from the hub); "
              "kkhub:FILE or kkhub:3 (K&K in the hub's JSONL format); rgkk:2..7 (reasoning-gym's knights_knaves, "
-             "in each puzzle's own words: saints/sinners, heroes/villains, …); folio:FILE (FOLIO JSONL)")
+             "in each puzzle's own words: saints/sinners, heroes/villains, …); folio:FILE (FOLIO JSONL); "
+             "gsm8k:FILE (GSM8K JSONL); physics:easy,medium,hard (generated physics with units); gsm_symbolic:N "
+             "(reasoning-gym GSM-Symbolic); scibench:FILE (SciBench JSON)")
+PHYSICS_DIFFICULTIES = ("easy", "medium", "hard")
 
 FOL_DIFFICULTIES = ("easy", "medium", "hard", "extra")
 GROUP_KEY = "eval_group"  # Problem.extra key holding [source, difficulty] once a Source has loaded it
@@ -110,11 +117,12 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
     by the FOLIO loader to compare FOLIO's gold labels with the verifier's."""
     spec = spec.strip()
     kind, sep, rest = spec.partition(":")
-    known = ("jsonl", "kk", "fol", "proverqa", "kkhub", "kk_hub", "folio", "rgkk")
+    known = ("jsonl", "kk", "fol", "proverqa", "kkhub", "kk_hub", "folio", "rgkk", "gsm8k", "physics",
+             "gsm_symbolic", "scibench")
     if not sep or (kind not in known and Path(spec).exists()):  # a bare path (even one with a colon)
         kind, rest = "jsonl", spec
     per_group = count if limit is None else min(count, limit)
-    if kind in ("folio", "kkhub", "kk_hub"):
+    if kind in ("folio", "kkhub", "kk_hub", "gsm8k", "scibench"):
         if not rest:
             raise SpecError(f"--data {spec!r}: give a file after the colon, e.g. {kind}:FILE")
         if not (kind != "folio" and rest.isdigit()) and not Path(rest).is_file():
@@ -174,7 +182,46 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
         if verifier is not None and src.problems:
             src.notes += folio_label_notes(src.problems, verifier)
         return _unique(src)
+    if kind in ("gsm8k", "physics", "gsm_symbolic", "scibench"):
+        return _quantity_source(kind, spec, rest, per_group, limit, seed)
     raise SpecError(f"--data {spec!r}: unknown source {kind!r}. {SPEC_HELP}")
+
+
+def _quantity_source(kind: str, spec: str, rest: str, per_group: int, limit: int | None, seed: int) -> Source:
+    """The quantity sources (docs/quantity.md "Data"): files are read, generators drawn with `seed`."""
+    src = Source(kind, spec)
+    if kind == "gsm8k":
+        from prosfi.data.gsm8k import LoadReport, load_gsm8k
+
+        report = LoadReport()
+        src.problems = _tag(load_gsm8k(rest, limit=limit, report=report), "gsm8k")
+        src.skipped = [(str(i), why) for i, why in report.skipped]
+    elif kind == "scibench":
+        from prosfi.data.scibench import load_scibench
+
+        skipped: list = []
+        src.problems = _tag(load_scibench(rest, limit=limit, skipped=skipped), "scibench")
+        src.skipped = [(str(i), why) for i, why in skipped]
+    elif kind == "physics":
+        from prosfi.data.physics import generate
+
+        levels = [x.strip() for x in (rest or ",".join(PHYSICS_DIFFICULTIES)).split(",") if x.strip()]
+        bad = [x for x in levels if x not in PHYSICS_DIFFICULTIES]
+        if bad or not levels:
+            raise SpecError(f"physics:{rest}: difficulties are {', '.join(PHYSICS_DIFFICULTIES)} (comma-separated)")
+        for i, level in enumerate(levels):
+            src.problems += _tag(generate(level, per_group, seed + 104_729 * (i + 1)), "physics", level)
+    else:
+        from prosfi.data.gsm_symbolic import generate as gsms_generate
+
+        if rest and not rest.isdigit():
+            raise SpecError(f"gsm_symbolic:{rest}: give a number of problems, e.g. gsm_symbolic:100")
+        n = int(rest) if rest else per_group
+        n = n if limit is None else min(n, limit)
+        skipped = []
+        src.problems = _tag(gsms_generate(n, seed, skipped=skipped), "gsm_symbolic")
+        src.skipped = [(str(i), why) for i, why in skipped]
+    return _unique(src)
 
 
 def _jsonl(spec: str, path: str, limit: int | None) -> Source:
@@ -279,9 +326,11 @@ def folio_label_notes(problems: Sequence[Problem], verifier) -> list[str]:
 
 
 def content_key(problem: Problem) -> tuple:
-    """Same premises and goal (formal text), whatever the id: the held-out check's notion of 'same problem'."""
-    return (problem.kind, tuple(sorted(p.formal for p in problem.premises)), problem.goal,
-            tuple(problem.atoms))
+    """Same content (logic: premises and goal, formal text), whatever the id: the held-out check's notion of
+    'same problem' (`Domain.content_key`)."""
+    from prosfi.domains import domain_for
+
+    return domain_for(problem).content_key(problem)
 
 
 def overlap(problems: Sequence[Problem], training: Sequence[Problem]) -> list[str]:

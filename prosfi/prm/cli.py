@@ -318,8 +318,7 @@ def _labelled_records(path: str) -> list[dict[str, Any]]:
 
 def score_records(prm, records: list[dict[str, Any]], problems: dict[str, Any]) -> None:
     """Add `step_scores` to scored completion records (an empty list where no step array parses)."""
-    from prosfi.data.prompts import user_prompt
-    from prosfi.trace.schema import parse_trace
+    from prosfi.domains import domain_for
 
     items, owners = [], []
     for i, rec in enumerate(records):
@@ -327,10 +326,11 @@ def score_records(prm, records: list[dict[str, Any]], problems: dict[str, Any]) 
         problem = problems.get(rec["problem_id"])
         if problem is None or not rec.get("format_ok"):
             continue
-        trace = parse_trace(rec["completion"], [p.id for p in problem.premises]).trace
+        domain = domain_for(problem)
+        trace = domain.parse_trace(problem, rec["completion"]).trace
         if trace is None:
             continue
-        prompt = user_prompt(problem)
+        prompt = domain.user_prompt(problem)
         for k, step in enumerate(trace.steps):
             items.append((prompt, trace.steps[:k], step))
             owners.append(i)
@@ -462,8 +462,8 @@ def _rerank(args: argparse.Namespace) -> int:
 def _negatives(args: argparse.Namespace) -> int:
     from collections import Counter
 
-    from prosfi.prm.negatives import csp_pairs, natural_pairs
-    from prosfi.trace.schema import parse_trace
+    from prosfi.domains import domain_for
+    from prosfi.prm.negatives import csp_pairs, domain_pairs, natural_pairs
 
     stats: dict[str, int] = {}
     pairs: list[dict[str, Any]] = []
@@ -478,14 +478,16 @@ def _negatives(args: argparse.Namespace) -> int:
         problems = _problems(args, verifier)
         if not args.no_csp:
             for p in problems.values():
-                pairs += csp_pairs(p, verifier, args.margin, args.per_kind, stats=stats)
+                # logic twins need its groundedness (prm.ground); other domains propose their own
+                pairs_of = csp_pairs if domain_for(p).step_grounding else domain_pairs
+                pairs += pairs_of(p, verifier, args.margin, args.per_kind, stats=stats)
         if args.completions or args.model or args.endpoint:
             chains: dict[str, list] = {}
             for g in _generations(args, problems):
                 problem = problems.get(g.problem_id)
-                if problem is None:
+                if problem is None or not domain_for(problem).step_grounding:
                     continue
-                trace = parse_trace(g.completion, [x.id for x in problem.premises]).trace
+                trace = domain_for(problem).parse_trace(problem, g.completion).trace
                 if trace is not None and trace.steps:
                     chains.setdefault(g.problem_id, []).append(trace.steps)
             for pid, cs in chains.items():

@@ -18,7 +18,12 @@ STEP_KEYS = ("id", "dependencies", "conclusion", "rule")
 
 
 def step_object(step: Any) -> dict[str, Any]:
-    """A step as written in a completion: `{"id", "dependencies", "conclusion", "rule"}`."""
+    """A step as written in a completion: `{"id", "dependencies", "conclusion", "rule"}` (logic), or another
+    domain's step object as it writes it (`Domain.step_object`, e.g. a quantity step's `expr`, `value`)."""
+    if isinstance(step, dict) and "conclusion" not in step and "dependencies" not in step and "id" in step:
+        return dict(step)  # another domain's step, already in its written form
+    if not isinstance(step, dict) and hasattr(step, "to_json") and not hasattr(step, "conclusion"):
+        return step.to_json()
     if isinstance(step, dict):
         return {"id": str(step.get("id", "")), "dependencies": [str(d) for d in step.get("dependencies", [])],
                 "conclusion": str(step.get("conclusion", "")), "rule": str(step.get("rule", ""))}

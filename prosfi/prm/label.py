@@ -53,8 +53,9 @@ def chain_record(problem: Problem, steps: Sequence[Any], verdicts: Sequence[str]
     With `ground` (a `prosfi.prm.ground.Groundedness`), the record also carries `grounded`: per labelled
     step True/False for a valid step, None for an incorrect one or a problem without a gold derivation.
     """
-    from prosfi.data.prompts import user_prompt
+    from prosfi.domains import domain_for
 
+    domain = domain_for(problem)
     kept_steps, labels, kept_verdicts, positions = [], [], [], []
     unknown = 0
     for i, (step, verdict) in enumerate(zip(steps, verdicts)):
@@ -68,7 +69,7 @@ def chain_record(problem: Problem, steps: Sequence[Any], verdicts: Sequence[str]
         positions.append(i)
     first_error = next((i for i, ok in enumerate(labels) if not ok), None)
     record = {
-        "prompt": user_prompt(problem),
+        "prompt": domain.user_prompt(problem),
         "completions": [step_text(s) for s in kept_steps],
         "labels": labels,
         "steps": kept_steps,
@@ -89,9 +90,9 @@ def label_completions(problems: dict[str, Problem], completions: Iterable[dict[s
 
     Items whose problem is unknown are skipped and counted as format failures.
     """
+    from prosfi.domains import domain_for
     from prosfi.prm.ground import Groundedness
     from prosfi.rewards.score import score_batch
-    from prosfi.trace.schema import parse_trace
 
     stats = LabelStats()
     grounds: dict[str, Groundedness] = {}
@@ -108,12 +109,13 @@ def label_completions(problems: dict[str, Problem], completions: Iterable[dict[s
             if not result.format_ok or not result.steps:
                 stats.format_failures += 1
                 continue
-            trace = parse_trace(item["completion"], [p.id for p in problem.premises]).trace
+            domain = domain_for(problem)
+            trace = domain.parse_trace(problem, item["completion"]).trace
             verdicts = [s.verdict for s in result.steps]
-            if problem.id not in grounds:
+            if problem.id not in grounds and domain.step_grounding:
                 grounds[problem.id] = Groundedness(problem)
             record, unknown = chain_record(
-                problem, trace.steps, verdicts, grounds[problem.id], completion_index=item.get("index", index),
+                problem, trace.steps, verdicts, grounds.get(problem.id), completion_index=item.get("index", index),
                 answer=result.answer, answer_correct=result.answer_correct, chain_valid=result.chain_valid,
                 reward=result.reward)
             stats.unknown_steps += unknown

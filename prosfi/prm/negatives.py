@@ -238,6 +238,45 @@ def csp_pairs(problem: Problem, verifier, margin: float = 1.0, per_kind: int = 2
     return pairs
 
 
+def domain_pairs(problem: Problem, verifier, margin: float = 1.0, per_kind: int = 2, chain_config=None,
+                 stats: dict | None = None) -> list[dict[str, Any]]:
+    """CSP pairs for a domain that proposes its own twins (`Domain.perturbations`, e.g. quantity): along the
+    gold steps, each twin that is `valid` as the last step of `prefix + [twin]` against the gold step."""
+    from prosfi.domains import domain_for
+
+    domain = domain_for(problem)
+    gold = domain.gold_steps(problem)
+    if not gold:
+        return []
+    gold = [domain.step_object(s) for s in gold]
+    jobs, meta = [], []
+    for i, chosen in enumerate(gold):
+        prefix = gold[:i]
+        jobs.append((prefix, chosen))
+        meta.append((i, None))
+        per: dict[str, int] = {}
+        for kind, cand in domain.perturbations(problem, prefix, chosen):
+            if per.get(kind, 0) >= per_kind:
+                continue
+            per[kind] = per.get(kind, 0) + 1
+            jobs.append((prefix, cand))
+            meta.append((i, kind))
+    verdicts = _verified(problem, jobs, verifier, chain_config)
+    chosen_ok = {i: v == "valid" for (i, kind), v in zip(meta, verdicts) if kind is None}
+    pairs = []
+    for (i, kind), (prefix, cand), v in zip(meta, jobs, verdicts):
+        if kind is None:
+            continue
+        if stats is not None:
+            stats[f"{kind}_candidates"] = stats.get(f"{kind}_candidates", 0) + 1
+        if v != "valid" or not chosen_ok.get(i):
+            if stats is not None:
+                stats[f"{kind}_dropped"] = stats.get(f"{kind}_dropped", 0) + 1
+            continue
+        pairs.append(_pair(problem, prefix, gold[i], cand, margin, kind))
+    return pairs
+
+
 def natural_pairs(problem: Problem, chains: Iterable[Sequence[Any]], verifier, margin: float = 0.5,
                   chain_config=None, stats: dict | None = None) -> list[dict[str, Any]]:
     """Pairs from sampled chains: each valid but ungrounded step against the next gold step its prefix allows."""
@@ -273,4 +312,5 @@ def natural_pairs(problem: Problem, chains: Iterable[Sequence[Any]], verifier, m
     return pairs
 
 
-__all__ = ["KINDS", "consequences", "csp_candidates", "csp_pairs", "natural_pairs", "next_grounded_step", "rules"]
+__all__ = ["KINDS", "consequences", "csp_candidates", "csp_pairs", "domain_pairs", "natural_pairs", "next_grounded_step",
+           "rules"]

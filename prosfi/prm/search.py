@@ -262,12 +262,12 @@ class SearchResult:
 def search(problem: Problem, proposer: StepProposer, prm, verifier, config: SearchConfig | None = None,
            chain_config=None) -> SearchResult:
     """Verifier-first beam search for one problem (see the module docstring)."""
-    from prosfi.data.prompts import user_prompt
+    from prosfi.domains import domain_for
     from prosfi.prm.steps import chain_verdicts
 
     cfg = config or SearchConfig()
     rng = random.Random(f"{cfg.seed}:{problem.id}")
-    prompt = user_prompt(problem)
+    prompt = domain_for(problem).user_prompt(problem)
     res = SearchResult(problem.id, "", [], "")
     t0 = time.perf_counter()
     active, finished = [Beam([])], []

@@ -12,25 +12,28 @@ from typing import Any
 from prosfi.data.problem import Problem
 
 
-def as_step(step: Any):
-    from prosfi.trace.schema import Step
+def as_step(step: Any, problem: Problem | None = None):
+    """A step object for the chain check of `problem`'s domain (logic when no problem is given)."""
+    from prosfi.domains import domain_for, get_domain
 
-    if isinstance(step, Step):
-        return step
-    return Step(str(step["id"]), tuple(str(d) for d in step["dependencies"]), str(step["conclusion"]),
-                str(step.get("rule", "")))
+    return (domain_for(problem) if problem is not None else get_domain("logic")).as_step(step)
 
 
 def chain_verdicts(problems: Sequence[Problem], chains: Sequence[Sequence[Any]], verifier, chain_config=None,
                    ) -> list[list[str]]:
     """Per chain, the verdict of every step (`valid`, `invalid`, `unknown`, `error`, `rejected`)."""
-    from prosfi.chain import ChainBatch, ChainCheck, ChainConfig, Formulas
-    from prosfi.trace.answer import parse_answer
+    from prosfi.chain import ChainBatch, ChainConfig
+    from prosfi.domains import domain_for
 
     config = chain_config or ChainConfig()
-    formulas = Formulas()
-    checks = [ChainCheck(p, tuple(as_step(s) for s in chain), parse_answer(p, ""), config, formulas, establish=False)
-              for p, chain in zip(problems, chains)]
+    states: dict[str, Any] = {}
+    checks = []
+    for p, chain in zip(problems, chains):
+        domain = domain_for(p)
+        if domain.name not in states:
+            states[domain.name] = domain.batch_state()
+        checks.append(domain.chain_check(p, tuple(domain.as_step(s) for s in chain), domain.no_claim(p), config,
+                                         states[domain.name], establish=False))
     results = ChainBatch(checks).check(verifier)
     out = []
     for chain, result in zip(chains, results):

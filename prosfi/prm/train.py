@@ -161,11 +161,11 @@ def pairwise_dataset(path: str, tokenizer, prompts: dict[str, str], limit: int =
 def _prompts(specs: list[str] | None, count: int, seed: int | None) -> dict[str, str]:
     if not specs:
         return {}
-    from prosfi.data.prompts import user_prompt
+    from prosfi.domains import domain_for
     from prosfi.eval.sources import DEFAULT_SEED, all_problems, load_sources
 
     sources = load_sources(specs, count=count, seed=DEFAULT_SEED if seed is None else seed)
-    return {p.id: user_prompt(p) for p in all_problems(sources)}
+    return {p.id: domain_for(p).user_prompt(p) for p in all_problems(sources)}
 
 
 def run(resolved) -> str:

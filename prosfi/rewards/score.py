@@ -11,11 +11,11 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prosfi.chain import ChainBatch, ChainCheck, ChainConfig, ChainResult, Formulas, StepResult
+from prosfi.chain import ChainBatch, ChainConfig, ChainResult, StepResult
 from prosfi.data.problem import Problem
+from prosfi.domains import Claim, Domain, domain_for
 from prosfi.rewards.config import RewardConfig
-from prosfi.trace.answer import ParsedAnswer, answer_correct, parse_answer
-from prosfi.trace.schema import ParsedTrace, parse_trace
+from prosfi.trace.schema import ParsedTrace
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +70,9 @@ class _Pending:
     index: int
     problem: Problem
     trace: ParsedTrace
-    claim: ParsedAnswer
+    claim: Claim
     correct: bool
+    domain: Domain
 
 
 class _Scoring:
@@ -87,8 +88,8 @@ class _Scoring:
             raise ValueError(f"reward mode {self.mode!r} needs a verifier (prosfi.verify.Verifier)")
         self.results: list[ScoreResult | None] = [None] * len(texts)
         self.pending: list[_Pending] = []
-        formulas = Formulas()
-        checks: list[ChainCheck] = []
+        states: dict[str, object] = {}  # domain name -> its per-batch memo (parsed formulas, ...)
+        checks: list = []
         for i, (problem, text) in enumerate(zip(problems, texts)):
             try:
                 item = self._read(i, problem, text)
@@ -100,8 +101,11 @@ class _Scoring:
                 self.results[i] = item
                 continue
             self.pending.append(item)
-            checks.append(ChainCheck(item.problem, item.trace.trace.steps, item.claim, chain_config, formulas,
-                                     establish=item.correct))
+            domain = item.domain
+            if domain.name not in states:
+                states[domain.name] = domain.batch_state()
+            checks.append(domain.chain_check(item.problem, item.trace.trace.steps, item.claim, chain_config,
+                                             states[domain.name], establish=item.correct))
         self.chains = ChainBatch(checks)
 
     def _fail(self, problem: Problem | None, reason: str, answer: str | None = None) -> ScoreResult:
@@ -115,12 +119,13 @@ class _Scoring:
             return self._fail(problem, f"completion is {type(text).__name__}, not text")
         if len(text) > self.cfg.max_completion_chars:
             return self._fail(problem, f"completion longer than {self.cfg.max_completion_chars} characters")
-        trace = parse_trace(text, [p.id for p in problem.premises])
+        domain = domain_for(problem)
+        trace = domain.parse_trace(problem, text)
         if not trace.ok:
             return self._fail(problem, trace.reason)
-        claim = parse_answer(problem, trace.trace.answer)
-        correct = answer_correct(problem, claim)
-        item = _Pending(i, problem, trace, claim, correct)
+        claim = domain.parse_answer(problem, trace.trace.answer)
+        correct = domain.answer_correct(problem, claim)
+        item = _Pending(i, problem, trace, claim, correct, domain)
         if self.mode in ("format", "outcome"):
             return self._result(item, None)
         return item

@@ -27,7 +27,7 @@ MIRRORED: dict[str, tuple[str, str]] = {
     "tiny": ("prosfi.train.tiny", "TinyModelConfig"),
 }
 
-DATASETS = ("kk", "proverqa_gen", "toy", "proverqa_hub", "jsonl")
+DATASETS = ("kk", "proverqa_gen", "toy", "proverqa_hub", "jsonl", "physics", "gsm_symbolic", "gsm8k")
 
 
 @dataclass
@@ -39,7 +39,9 @@ class _BaseScriptArguments:
         metadata={
             "help": "problems: kk (generated Knights & Knaves), proverqa_gen (generated ProverQA-style), toy (the CPU "
             "demo's short rule chains over a small vocabulary), "
-            "proverqa_hub (opendatalab/ProverQA from the hub), jsonl (a Problem JSONL at dataset_path)"
+            "proverqa_hub (opendatalab/ProverQA from the hub), jsonl (a Problem JSONL at dataset_path); quantity "
+            "problems (docs/quantity.md): physics (generated, dataset_difficulty easy|medium|hard or a comma list), "
+            "gsm_symbolic (GSM-Symbolic templates via reasoning-gym), gsm8k (a GSM8K JSONL at dataset_path)"
         },
     )
     toy_layout: str = field(
@@ -64,7 +66,8 @@ class _BaseScriptArguments:
     )
     system_prompt: str | None = field(
         default=None,
-        metadata={"help": "system prompt of GRPO and SFT rows (default: prosfi.data.prompts.SYSTEM_PROMPT)"},
+        metadata={"help": "system prompt of GRPO and SFT rows (default: each problem's domain prompt; logic: "
+                  "prosfi.data.prompts.SYSTEM_PROMPT)"},
     )
     few_shot: int = field(default=0, metadata={"help": "worked examples put before each problem in the prompt"})
     torch_threads: int = field(
@@ -242,8 +245,8 @@ def validate(script_args: Any) -> None:
     """Fail early, naming the field, on values the dataclass types cannot express."""
     if script_args.dataset not in DATASETS:
         raise ValueError(f"dataset: {script_args.dataset!r} is not one of {', '.join(DATASETS)}")
-    if script_args.dataset in ("jsonl",) and not script_args.dataset_path:
-        raise ValueError("dataset_path: required when dataset is 'jsonl'")
+    if script_args.dataset in ("jsonl", "gsm8k") and not script_args.dataset_path:
+        raise ValueError(f"dataset_path: required when dataset is {script_args.dataset!r}")
     if script_args.toy_layout not in ("shuffled", "fixed"):
         raise ValueError(f"toy_layout: 'shuffled' or 'fixed', got {script_args.toy_layout!r}")
     if not 0.0 <= script_args.sft_sloppy_fraction <= 1.0:

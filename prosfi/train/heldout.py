@@ -41,8 +41,10 @@ def held_out_problems(script: Any) -> list:
 
 
 def _content_key(problem: Any) -> tuple:
-    """Premises as a set (a reordering is the same problem) and the goal."""
-    return problem.kind, frozenset(p.formal for p in problem.premises), problem.goal
+    """The problem's content whatever its id (logic: premises as a set, goal; `Domain.content_key`)."""
+    from prosfi.domains import domain_for
+
+    return domain_for(problem).content_key(problem)
 
 
 def evaluate_policy(model: Any, tokenizer: Any, problems: list, script: Any, training: Any, verifier: Any,

@@ -13,7 +13,7 @@ from typing import Any
 
 from prosfi.train.recipe import RecipeError
 
-OFFLINE_DATASETS = ("kk", "proverqa_gen", "jsonl")
+OFFLINE_DATASETS = ("kk", "proverqa_gen", "jsonl", "physics")
 
 
 def check_model_path(script: Any, model_args: Any) -> None:

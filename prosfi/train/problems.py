@@ -62,6 +62,34 @@ def proverqa_hub(count: int, difficulty: str | None = None, path: str | None = N
     return load_proverqa(difficulty or "hard", path=path, limit=count)
 
 
+def physics(count: int, seed: int, difficulty: str | None = None) -> list[Problem]:
+    """Generated physics problems with units (prosfi.data.physics), spread over the comma-separated
+    difficulties in `difficulty` (default easy)."""
+    from prosfi.data.physics import generate
+
+    levels = [d.strip() for d in (difficulty or "easy").split(",") if d.strip()]
+    out: list[Problem] = []
+    for i, level in enumerate(levels):
+        share = count // len(levels) + (1 if i < count % len(levels) else 0)
+        if share:
+            out.extend(generate(level, share, seed))
+    return out
+
+
+def gsm_symbolic(count: int, seed: int) -> list[Problem]:
+    """GSM-Symbolic template problems through reasoning-gym (prosfi.data.gsm_symbolic)."""
+    from prosfi.data.gsm_symbolic import generate
+
+    return generate(count, seed)
+
+
+def gsm8k(path: str, count: int) -> list[Problem]:
+    """The first `count` usable problems of a GSM8K JSONL file (prosfi.data.gsm8k)."""
+    from prosfi.data.gsm8k import load_gsm8k
+
+    return load_gsm8k(path, limit=count)
+
+
 def from_jsonl(path: str, count: int) -> list[Problem]:
     from prosfi.data.problem import read_problems
 
@@ -76,7 +104,8 @@ def from_jsonl(path: str, count: int) -> list[Problem]:
 def generate_problems(spec: str, count: int, seed: int = 0, difficulty: str | None = None,
                       path: str | None = None, exclude_uncertain: bool = False,
                       toy_layout: str = "shuffled") -> list[Problem]:
-    """Problems for dataset `spec` (kk, proverqa_gen, toy, proverqa_hub, jsonl)."""
+    """Problems for dataset `spec` (kk, proverqa_gen, toy, proverqa_hub, jsonl; quantity: physics,
+    gsm_symbolic, gsm8k)."""
     if spec == "kk":
         problems = knights_and_knaves(count, seed, difficulty)
     elif spec == "proverqa_gen":
@@ -90,8 +119,17 @@ def generate_problems(spec: str, count: int, seed: int = 0, difficulty: str | No
         if not path:
             raise ValueError("dataset_path: required when dataset is 'jsonl'")
         problems = from_jsonl(path, count)
+    elif spec == "physics":
+        problems = physics(count, seed, difficulty)
+    elif spec == "gsm_symbolic":
+        problems = gsm_symbolic(count, seed)
+    elif spec == "gsm8k":
+        if not path:
+            raise ValueError("dataset_path: required when dataset is 'gsm8k'")
+        problems = gsm8k(path, count)
     else:
-        raise ValueError(f"dataset: {spec!r} is not one of kk, proverqa_gen, toy, proverqa_hub, jsonl")
+        raise ValueError(f"dataset: {spec!r} is not one of kk, proverqa_gen, toy, proverqa_hub, jsonl, physics, "
+                         "gsm_symbolic, gsm8k")
     if exclude_uncertain:
         problems = [p for p in problems if p.answer_label != "Uncertain"][:count]
     if not problems:

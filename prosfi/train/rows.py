@@ -1,5 +1,6 @@
 """Rows for TRL from problems: GRPO prompt rows (with the `problem` column the rewards read) and
-SFT rows on gold traces. Thin wrappers over `prosfi.data`, which owns prompts and gold traces.
+SFT rows on gold traces. Thin wrappers over `prosfi.domains`: each problem's domain owns its prompt and
+gold trace.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ def grpo_dataset(problems: Sequence[Problem], system_prompt: str | None = None, 
 
     With `reward_mode="direct_lean"` the prompt asks for a Lean proof instead of steps: the
     direct-Lean system prompt (unless one is given) and each problem's Lean statement."""
-    from prosfi.data.prompts import build_dataset
+    from prosfi.domains.prompts import build_dataset
 
     if reward_mode == "direct_lean":
         from prosfi.rewards.direct_lean import DIRECT_LEAN_SYSTEM_PROMPT, direct_lean_prompt
@@ -44,15 +45,16 @@ def sft_dataset(problems: Sequence[Problem], verifier: Any = None, system_prompt
 
     from datasets import Dataset
 
-    from prosfi.data.gold import gold_completion, sloppy_completion
-    from prosfi.data.prompts import to_sft_row
+    from prosfi.domains import domain_for
+    from prosfi.domains.prompts import to_sft_row
 
     sloppy = set(random.Random(seed).sample(range(len(problems)), round(sloppy_fraction * len(problems))))
     rows = []
     for i, problem in enumerate(problems):
-        completion = gold_completion(problem, verifier=verifier)
+        domain = domain_for(problem)
+        completion = domain.gold_completion(problem, verifier=verifier)
         if completion and i in sloppy:
-            completion = sloppy_completion(problem)
+            completion = domain.sloppy_completion(problem)
         if completion:
             rows.append(to_sft_row(problem, completion, system_prompt=system_prompt, few_shot=few_shot))
     if not rows:
@@ -62,13 +64,13 @@ def sft_dataset(problems: Sequence[Problem], verifier: Any = None, system_prompt
 
 def prompt_text(problem: Problem, system_prompt: str | None = None) -> str:
     """The prompt's messages as plain text (for training the tiny tokenizer)."""
-    from prosfi.data.prompts import to_prompt_row
+    from prosfi.domains.prompts import to_prompt_row
 
     row = to_prompt_row(problem, system_prompt) if system_prompt else to_prompt_row(problem)
     return "\n".join(m["content"] for m in row["prompt"])
 
 
 def gold_text(problem: Problem) -> str | None:
-    from prosfi.data.gold import gold_completion
+    from prosfi.domains import domain_for
 
-    return gold_completion(problem)
+    return domain_for(problem).gold_completion(problem)

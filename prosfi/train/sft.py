@@ -141,7 +141,9 @@ def sft_problems(script: Any) -> list:
 
 
 def _content_key(problem: Any) -> tuple:
-    return (problem.kind, tuple(p.formal for p in problem.premises), problem.goal)
+    from prosfi.domains import domain_for
+
+    return domain_for(problem).content_key(problem)
 
 
 def disjoint(sft_problems: list, grpo_problems: list) -> list:

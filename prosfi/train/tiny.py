@@ -90,8 +90,9 @@ def _generated_text(num_problems: int, seed: int, specs: Iterable[str], system_p
     except ImportError:  # data generators not available: symbols only
         return
     for spec in specs:
+        name, _, difficulty = spec.partition(":")  # "physics:demo": a dataset with its difficulty
         try:
-            problems = generate_problems(spec, num_problems, seed=seed)
+            problems = generate_problems(name, num_problems, seed=seed, difficulty=difficulty or None)
         except (ImportError, ValueError):
             continue
         for problem in problems:

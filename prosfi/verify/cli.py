@@ -1,6 +1,8 @@
 """`prosfi check STEPS.jsonl`: verify step entailments from a JSONL file.
 
 Input line:  {"id": …, "premises": {"h1": "<formula>", …}, "conclusion": "<formula>"}
+         or  {"id": …, "quantities": {"d": "120 km", "t": "1.5 h"}, "expr": "d / t", "claim": "80 km/h"}
+             (a quantity check, `op` + `args` instead of `expr` for a primitive; see prosfi.verify.quantity)
 Output line: {"id": …, "verdict": "valid|invalid|unknown|error", "backend": …, "ms": …, "detail": …}
 
 Every input line yields exactly one output line, in order: a line that is not JSON, not an
@@ -22,6 +24,8 @@ from collections import Counter
 from typing import IO, Any, Iterable, Iterator
 
 from prosfi import jsonl
+from prosfi.quant import Tolerance
+from prosfi.verify import quantity
 from prosfi.verify.config import VerifierConfig
 from prosfi.verify.lean.config import PROJECT_ENV, LeanConfig
 from prosfi.verify.verdict import Entailment, Verdict, error
@@ -37,6 +41,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-size", type=int, default=4096,
                         help="lines verified per batch; bounds memory (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    quant = parser.add_argument_group("quantity checks (lines with `claim`)")
+    quant.add_argument("--rel-tol", type=float, default=1e-5,
+                       help="relative tolerance of a quantity claim (default: %(default)s; a line's `rel` "
+                       "wins)")
+    quant.add_argument("--sigfigs", type=int, default=None,
+                       help="also accept claims rounded to this many significant figures (default: off)")
 
 
 def add_verifier_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,8 +92,8 @@ def _error_line(detail: str, raw: str | None = None, obj: Any = None) -> tuple[A
     return ident, error(detail)
 
 
-def read_line(line: str) -> tuple[Any, Entailment | Verdict]:
-    """(id, Entailment) for a well-formed line, else (id if readable, an `error` Verdict)."""
+def read_line(line: str, tol: Any = None) -> tuple[Any, Any]:
+    """(id, Entailment | QuantityCheck) for a well-formed line, else (id if readable, an `error` Verdict)."""
     text = line.strip()
     if not text:
         return None, error("empty line")
@@ -92,6 +102,9 @@ def read_line(line: str) -> tuple[Any, Entailment | Verdict]:
         return _error_line(f"not valid JSON: {why}", raw=text)
     if not isinstance(obj, dict):
         return None, error(f"a step check must be a JSON object, not {type(obj).__name__}")
+    if quantity.is_quantity_line(obj):
+        read = quantity.read_quantity(obj, tol if tol is not None else Tolerance())
+        return (obj.get("id"), read) if not isinstance(read, Verdict) else _error_line(read.detail, obj=obj)
     missing = [k for k in ("premises", "conclusion") if k not in obj]
     if missing:
         return _error_line(f"missing field(s): {', '.join(missing)}", obj=obj)
@@ -112,17 +125,21 @@ def output_record(ident: Any, verdict: Verdict) -> dict:
             "ms": round(verdict.ms, 3), "detail": verdict.detail}
 
 
-def check_lines(lines: Iterable[str], verifier, chunk_size: int = 4096) -> Iterator[dict]:
-    """One output record per input line, in order, verifying `chunk_size` lines at a time."""
+def check_lines(lines: Iterable[str], verifier, chunk_size: int = 4096, tol: Any = None) -> Iterator[dict]:
+    """One output record per input line, in order, verifying `chunk_size` lines at a time. Logic
+    lines go to `verifier`, quantity lines are answered in this process (prosfi.verify.quantity)."""
     it = iter(lines)
     while True:
         chunk = list(itertools.islice(it, chunk_size))
         if not chunk:
             return
-        read = [read_line(line) for line in chunk]
+        read = [read_line(line, tol) for line in chunk]
         todo = [(k, x) for k, (_, x) in enumerate(read) if isinstance(x, Entailment)]
         verdicts = verifier.check_many([x for _, x in todo]) if todo else []
         answers: dict[int, Verdict] = {k: v for (k, _), v in zip(todo, verdicts)}
+        qtodo = [(k, x) for k, (_, x) in enumerate(read) if isinstance(x, quantity.QuantityCheck)]
+        if qtodo:
+            answers.update((k, v) for (k, _), v in zip(qtodo, quantity.check_many([x for _, x in qtodo])))
         for k, (ident, x) in enumerate(read):
             yield output_record(ident, answers.get(k, x))  # type: ignore[arg-type]
 
@@ -167,6 +184,11 @@ def run(args: argparse.Namespace) -> int:
         print("prosfi check: --chunk-size must be > 0", file=sys.stderr)
         return 2
     try:
+        tol = Tolerance(rel=args.rel_tol, sigfigs=args.sigfigs)
+    except ValueError as exc:
+        print(f"prosfi check: --rel-tol/--sigfigs: {exc}", file=sys.stderr)
+        return 2
+    try:
         config = verifier_config(args)
     except ValueError as exc:
         print(f"prosfi check: {exc}", file=sys.stderr)
@@ -199,7 +221,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         with verifier:
-            records = check_lines((text for _, text, _ in jsonl.read_lines(src)), verifier, args.chunk_size)
+            lines = (text for _, text, _ in jsonl.read_lines(src))
+            records = check_lines(lines, verifier, args.chunk_size, tol)
             if show:
                 from tqdm import tqdm
 

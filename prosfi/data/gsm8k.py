@@ -1,0 +1,298 @@
+"""GSM8K in its public JSONL format -> quantity problems with gold step chains (docs/quantity.md "Data").
+
+A record is `{"question": ..., "answer": "...<<16-3-4=9>>9 ...\\n#### 18"}`: the solution text carries
+calculator annotations `<<expr=value>>`, and sometimes plain-text equations without them (`100 x 2 = 200`,
+`1/2*50 = 25`). Problem ids are `gsm8k-<file stem>-NNNN` by line order. Givens come from
+`prosfi.quant.extract_givens(question, units="money")` (deterministic, never a model; GSM8K's arithmetic
+treats hours and miles as plain numbers, so only dollars and percentages keep a unit); the gold chain is read from the equations,
+every numeric literal mapped to a given, an earlier step, or a listed constant
+(`prosfi.data.quant_gold.allowed_constants`). A literal that maps to none of them stays ungrounded: that
+record gets no gold chain (the reason is kept in `extra["gold_issue"]`), the grounding rule is not loosened.
+Records that cannot be converted at all (no `#### N`, a non-numeric answer, bad JSON) are skipped with the
+reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from prosfi.data.problem import Problem
+
+MAX_STEPS = 24
+
+_ANNOTATION = re.compile(r"<<([^<>]*)>>")
+_FINAL = re.compile(r"^\s*####\s*(.+?)\s*$", re.MULTILINE)
+_NUM = r"(?:\d+(?:,\d{3})+(?:\.\d+)?|\d*\.\d+|\d+)"
+
+
+def parse_number(text: str) -> Fraction | None:
+    """'1,200' / '.5' / '-3' / '2.50' / '3/4' -> an exact Fraction; None when it is not a plain number."""
+    t = text.strip().replace(",", "").replace("$", "").strip()
+    t = t.removesuffix(".")
+    m = re.fullmatch(r"(-?)(\d+)\s*/\s*(\d+)", t)
+    if m:
+        den = int(m.group(3))
+        return None if den == 0 else Fraction(int(m.group(2)), den) * (-1 if m.group(1) else 1)
+    if not re.fullmatch(r"-?(?:\d+(?:\.\d*)?|\.\d+)", t) or len(t) > 40:
+        return None
+    return Fraction(t)
+
+
+def number_text(x: Fraction) -> str:
+    """An exact Fraction as a short decimal when it terminates within 12 digits, else 'p/q'."""
+    if x.denominator == 1:
+        return str(x.numerator)
+    d = x.denominator
+    for p in (2, 5):
+        while d % p == 0:
+            d //= p
+    if d == 1:
+        text = f"{float(x):.12f}".rstrip("0").rstrip(".")
+        if Fraction(text) == x:
+            return text
+    return f"{x.numerator}/{x.denominator}"
+
+
+# ------------------------------------------------------------------ equations in the solution text
+@dataclass
+class Equation:
+    """One computation read from the solution: `expr` (normalised arithmetic over numeric literals),
+    its stated `result`, where it came from (`annotation` or `text`) and the solution line."""
+
+    expr: str
+    result: Fraction
+    origin: str
+    line: int
+    percent_literals: set[str] = field(default_factory=set)  # literals written as N% in the text
+    money: bool = False  # the solution writes the result as dollars ("= $<<...>>", "$5 x 3 = $15")
+
+
+_TIMES = re.compile(r"(?<=[\d)%])\s*[x×X∗·]\s*(?=[\d($.])")
+
+
+def normalise(expr: str) -> tuple[str, set[str]] | None:
+    """Solution arithmetic -> the expression grammar: `x ×` -> `*`, `÷` -> `/`, `−` -> `-`, `$`, thousands
+    commas and unit words dropped, `N%` -> `N/100`. None when what is left is not plain arithmetic."""
+    e = expr.replace("÷", "/").replace("−", "-").replace("–", "-").replace("—", "-").replace("^", "**")
+    e = _TIMES.sub(" * ", e)
+    e = e.replace("$", "")
+    e = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", e)
+    # unit words attached to numbers ("20 miles", "$20/hour", "3 hours/week"): drop them
+    e = re.sub(r"(?<=[\d.)%])\s*[A-Za-z][A-Za-z'’]*(?:\s*/\s*[A-Za-z][A-Za-z'’]*)?(?=\s*(?:[-+*/)=]|$))", "", e)
+    percents: set[str] = set()
+
+    def pct(m: re.Match) -> str:
+        percents.add(m.group(1))
+        return f"({m.group(1)}/100)"
+
+    e = re.sub(rf"({_NUM.replace(',', '')})\s*%", pct, e)
+    e = re.sub(r"\s+", " ", e).strip()
+    if not e or not re.fullmatch(r"[\d.+\-*/() ]+", e) or not re.search(r"\d", e):
+        return None
+    if re.search(r"\d\s+\d|\.\d*\.", e):  # two numbers without an operator: not arithmetic
+        return None
+    return e, percents
+
+
+def literal_value(expr: str) -> Fraction | None:
+    """The value of a normalised expression (exact rational arithmetic, for cross-checks only)."""
+    import ast
+
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except (SyntaxError, ValueError):
+        return None
+
+    def ev(node) -> Fraction:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return Fraction(str(node.value))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = ev(node.operand)
+            return -v if isinstance(node.op, ast.USub) else v
+        if isinstance(node, ast.BinOp):
+            a, b = ev(node.left), ev(node.right)
+            if isinstance(node.op, ast.Add):
+                return a + b
+            if isinstance(node.op, ast.Sub):
+                return a - b
+            if isinstance(node.op, ast.Mult):
+                return a * b
+            if isinstance(node.op, ast.Div):
+                if b == 0:
+                    raise ZeroDivisionError
+                return a / b
+            if isinstance(node.op, ast.Pow) and b.denominator == 1 and abs(b) <= 64 and abs(a) < 10**6:
+                return a ** int(b)
+        raise ValueError("not plain arithmetic")
+
+    try:
+        return ev(tree)
+    except (ValueError, ZeroDivisionError, RecursionError, OverflowError):
+        return None
+
+
+_PLAIN = re.compile(
+    r"(?P<lhs>[$(]*\s*" + _NUM + r"%?\s*(?:[A-Za-z]+(?:/[A-Za-z]+)?\s*)?\)*"
+    r"(?:\s*(?:[-+*/÷×−–]|\bx\b|X)\s*[$(]*\s*" + _NUM + r"%?\s*(?:[A-Za-z]+(?:/[A-Za-z]+)?\s*)?\)*)+)"
+    r"\s*=\s*\$?\s*(?P<rhs>-?" + _NUM + r")(?P<pct>%?)")
+
+
+def equations(solution: str) -> list[Equation]:
+    """Every computation in a GSM8K solution, in order: the annotations, and plain-text equations
+    (`100 x 2 = 200`) that no annotation on the same line already states."""
+    out: list[Equation] = []
+    for lineno, line in enumerate(solution.splitlines()):
+        if line.strip().startswith("####"):
+            continue
+        annotated: list[Fraction] = []
+        for m in _ANNOTATION.finditer(line):
+            body = m.group(1)
+            money = line[max(0, m.start() - 3):m.start()].strip().endswith("$")
+            if "=" not in body:
+                continue
+            lhs, _, rhs = body.rpartition("=")
+            value = parse_number(rhs)
+            norm = normalise(lhs)
+            if value is None or norm is None:
+                continue
+            annotated.append(value)
+            out.append(Equation(norm[0], value, "annotation", lineno, norm[1], money))
+        plain = _ANNOTATION.sub(" ", line)
+        plain = re.sub(r"(?<=\d)\s*/\s*\$", "/", plain)
+        for m in _PLAIN.finditer(plain):
+            value = parse_number(m.group("rhs"))
+            norm = normalise(m.group("lhs"))
+            if value is None or norm is None:
+                continue
+            if m.group("pct"):
+                value = value / 100
+            if any(value == a for a in annotated):
+                continue
+            got = literal_value(norm[0])
+            if got is None or got != value and abs(got - value) > abs(value) * Fraction(1, 100):
+                continue  # "x = 2L + 8 = 22" style algebra, or text we misread: not a computation
+            money = "$" in m.group(0).split("=")[-1]
+            out.append(Equation(norm[0], value, "text", lineno, norm[1], money))
+    return out
+
+
+def final_answer(solution: str) -> Fraction | None:
+    """The `#### N` answer (commas and a leading $ allowed), or None."""
+    m = _FINAL.search(solution)
+    return None if m is None else parse_number(m.group(1))
+
+
+# ------------------------------------------------------------------ records -> problems
+@dataclass
+class LoadReport:
+    """What loading a file did: problems made, records skipped (index, reason), and gold outcomes."""
+
+    loaded: int = 0
+    skipped: list[tuple[int, str]] = field(default_factory=list)
+    gold: int = 0
+    no_gold: dict[str, int] = field(default_factory=dict)  # reason class -> count
+
+    def summary(self) -> str:
+        parts = [f"{self.loaded} problems", f"{len(self.skipped)} skipped", f"{self.gold} with a gold chain"]
+        if self.no_gold:
+            why = ", ".join(f"{k}: {v}" for k, v in sorted(self.no_gold.items(), key=lambda kv: -kv[1]))
+            parts.append(f"no gold chain ({why})")
+        return "; ".join(parts)
+
+
+def problem_from_record(record: Any, pid: str, with_gold: bool = True) -> Problem:
+    """One GSM8K record -> a quantity Problem. Raises ValueError with the reason when it cannot be used."""
+    from prosfi.quant import extract_givens
+
+    if not isinstance(record, dict):
+        raise ValueError("not a JSON object")
+    question, solution = record.get("question"), record.get("answer")
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError("no 'question' text")
+    if not isinstance(solution, str):
+        raise ValueError("no 'answer' text")
+    answer = final_answer(solution)
+    if answer is None:
+        m = _FINAL.search(solution)
+        raise ValueError("no '#### N' final answer" if m is None else f"final answer {m.group(1)!r} is not a number")
+    givens = []
+    for g in extract_givens(question, units="money"):
+        d = {"id": g.id, "value": g.value, "unit": g.unit, "text": g.text, "start": g.start, "end": g.end}
+        givens.append(d)
+    eqs = equations(solution)
+    problem = Problem(
+        id=pid, kind="quantity", premises=[], source="gsm8k", question=question.strip(),
+        givens=givens, target={"name": "answer", "unit": ""},
+        answer={"value": number_text(answer), "unit": ""},
+        difficulty=max(1, min(8, len(eqs))) if eqs else None,
+        extra={"solution": solution},
+    )
+    if with_gold:
+        from prosfi.data.quant_gold import build_chain
+
+        built = build_chain(problem, [(e.expr, e.result, e) for e in eqs], answer)
+        if built.steps is not None:
+            problem.extra["gold_steps"] = built.steps
+            if built.unit:
+                problem.target["unit"] = built.unit
+                problem.answer["unit"] = built.unit
+        else:
+            problem.extra["gold_issue"] = built.issue
+    return problem
+
+
+def issue_class(issue: str) -> str:
+    """The class of a gold issue (its text before the first colon): what docs/quantity.md counts."""
+    return issue.split(":", 1)[0]
+
+
+def load_gsm8k(path: str | Path, limit: int | None = None, with_gold: bool = True,
+               report: LoadReport | None = None) -> list[Problem]:
+    """Problems from a GSM8K JSONL file; unusable records are skipped (`report.skipped`), never raised."""
+    from prosfi.jsonl import loads, read_lines
+
+    path = Path(path)
+    report = report if report is not None else LoadReport()
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", path.stem)
+    problems: list[Problem] = []
+    index = -1
+    with open(path, "rb") as fh:
+        for lineno, line, bad_bytes in read_lines(fh):
+            if not line.strip() and not bad_bytes:
+                continue
+            index += 1
+            if limit is not None and len(problems) >= limit:
+                break
+            if bad_bytes:
+                report.skipped.append((index, f"line {lineno}: {bad_bytes}"))
+                continue
+            data, why = loads(line)
+            if why is not None:
+                report.skipped.append((index, f"line {lineno}: not valid JSON: {why}"))
+                continue
+            try:
+                p = problem_from_record(data, f"gsm8k-{stem}-{index:04d}", with_gold=with_gold)
+            except (ValueError, TypeError, RecursionError) as exc:
+                report.skipped.append((index, f"line {lineno}: {exc}"))
+                continue
+            problems.append(p)
+            if "gold_steps" in p.extra:
+                report.gold += 1
+            elif with_gold:
+                cls = issue_class(p.extra.get("gold_issue", "unknown"))
+                report.no_gold[cls] = report.no_gold.get(cls, 0) + 1
+    report.loaded = len(problems)
+    return problems
+
+
+def read_records(path: str | Path) -> list[dict]:
+    """The raw records of a GSM8K JSONL file (for tests and inspection)."""
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]

@@ -1,0 +1,451 @@
+"""Gold step chains for quantity problems: read, build from worked arithmetic, and render as completions.
+
+A gold chain is a list of steps in the policy's schema (`{"id": "s1", "expr": "g1 - g2 - g3", "value": 9,
+"unit": ""}` or `{"id": "s2", "op": "kinetic_energy", "args": [...], ...}`) whose literals are all
+grounded: every number in an expression is a given (by id), an earlier step (by id), or one of the
+listed constants. Generated problems (physics, GSM-Symbolic) carry their chain in `extra["gold_steps"]`;
+GSM8K chains are built from the solution's equations by `build_chain`, which maps each literal to a given
+or an earlier result and leaves the record without gold (with the reason) when a literal stays ungrounded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from prosfi.data.problem import Problem
+
+# Used only if prosfi.quant.grounding (the chain rules' list) cannot be imported.
+FALLBACK_CONSTANTS = frozenset(Fraction(n) for n in (0, 1, 2, Fraction(1, 2)))
+MAX_STEPS = 24
+MAX_OPS = 4  # the chain rules' limits (prosfi.domains.quantity)
+MAX_REFS = 4
+_ATTEMPTS = 48
+
+
+def constant_context(problem: Problem) -> str:
+    """The text a unit-factor constant must find its context in (the chain rules' notion: question, target,
+    givens' units and texts, answer unit)."""
+    target = problem.target or {}
+    parts = [problem.question, str(target.get("name") or ""), str(target.get("unit") or "")]
+    for g in problem.givens:
+        parts += [str(g.get("unit") or ""), str(g.get("text") or "")]
+    if isinstance(problem.answer, dict):
+        parts.append(str(problem.answer.get("unit") or ""))
+    return " ".join(parts)
+
+
+def allowed_constants(problem: Problem | None = None) -> frozenset[Fraction]:
+    """The literals a chain for `problem` may use without citing a given: the chain rules' list
+    (`prosfi.quant.grounding`), unit factors only where the problem names what they convert."""
+    try:
+        from prosfi.quant.grounding import ALLOWED_CONSTANTS, allowed_constant
+    except ImportError:  # pragma: no cover - the list ships with prosfi.quant
+        return FALLBACK_CONSTANTS
+    context = None if problem is None else constant_context(problem)
+    return frozenset(Fraction(c) for c in ALLOWED_CONSTANTS if allowed_constant(Fraction(c), context))
+
+
+# ------------------------------------------------------------------ reading and rendering
+def gold_steps(problem: Problem) -> list[dict[str, Any]] | None:
+    """The problem's gold chain (copied), or None when none is known."""
+    steps = problem.extra.get("gold_steps")
+    if not isinstance(steps, list) or not steps:
+        return None
+    return [dict(s) for s in steps]
+
+
+def answer_text(problem: Problem) -> str:
+    """The gold `<answer>` content: `18` or `3.0 m/s`."""
+    a = problem.answer if isinstance(problem.answer, dict) else {"value": problem.answer, "unit": ""}
+    unit = str(a.get("unit") or "").strip()
+    return f"{a.get('value')} {unit}".strip()
+
+
+def _think(problem: Problem, steps: Sequence[dict[str, Any]]) -> str:
+    lines = []
+    for s in steps:
+        how = s.get("expr") or f"{s.get('op')}({', '.join(s.get('args', []))})"
+        unit = f" {s['unit']}" if s.get("unit") else ""
+        lines.append(f"{s['id']} = {how} = {s['value']}{unit}.")
+    lines.append(f"So the answer is {answer_text(problem)}.")
+    return "\n".join(lines)
+
+
+def render_completion(problem: Problem, steps: Sequence[dict[str, Any]]) -> str:
+    """The completion text: `<think>` prose, the JSON step array (one step a line), the answer."""
+    body = ",\n".join(json.dumps(s, ensure_ascii=False) for s in steps)
+    return (f"<think>\n{_think(problem, steps)}\n</think>\n<steps>\n[{body}]\n</steps>\n"
+            f"<answer>{answer_text(problem)}</answer>")
+
+
+def gold_completion(problem: Problem) -> str | None:
+    steps = gold_steps(problem)
+    return None if steps is None else render_completion(problem, steps)
+
+
+def json_number(x: Fraction | float) -> int | float:
+    """A step value as JSON writes it: an int when integral, else the nearest float."""
+    from prosfi.data.physics import json_number as _json_number
+
+    return _json_number(x)
+
+
+# ------------------------------------------------------------------ building chains from worked arithmetic
+@dataclass
+class Built:
+    steps: list[dict[str, Any]] | None
+    issue: str = ""
+    unit: str = ""
+
+
+_TOK = re.compile(r"\s*(?:(\d+(?:\.\d*)?|\.\d+)|(\*\*|//|[-+*/()]))")
+
+
+def _tokens(expr: str) -> list[tuple[str, Any]] | None:
+    out: list[tuple[str, Any]] = []
+    pos = 0
+    expr = expr.strip()
+    while pos < len(expr):
+        m = _TOK.match(expr, pos)
+        if not m or m.end() == pos:
+            return None
+        if m.group(1) is not None:
+            out.append(("num", m.group(1)))
+        else:
+            out.append(("op", m.group(2)))
+        pos = m.end()
+    return out
+
+
+def _close(a: Fraction | float, b: Fraction | float, rel: float = 1e-9) -> bool:
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
+        return a == b
+    return abs(float(a) - float(b)) <= rel * max(abs(float(a)), abs(float(b)), 1e-12)
+
+
+class _Chain:
+    """The steps built so far, with their values, and which givens/steps a literal may stand for."""
+
+    def __init__(self, problem: Problem):
+        from prosfi.quant import parse_quantity
+
+        self.env: dict[str, Any] = {}
+        self.written: dict[str, Fraction] = {}
+        self.percent: dict[str, Fraction] = {}  # given id -> N of an "N%" given
+        for g in problem.givens:
+            gid = str(g["id"])
+            try:
+                v = parse_quantity({"value": g["value"], "unit": g.get("unit") or ""})
+            except (ValueError, TypeError):
+                continue
+            self.env[gid] = v
+            try:
+                self.written[gid] = Fraction(str(g["value"]).replace(",", ""))
+            except (ValueError, ZeroDivisionError):
+                continue
+            if str(g.get("unit") or "").strip() in ("percent", "%"):
+                self.percent[gid] = self.written[gid]
+        self.constants = allowed_constants(problem)
+        self.steps: list[dict[str, Any]] = []  # {"key", "tokens", "value": Value, "shown": Fraction|float}
+        self.used: set[str] = set()
+
+    def shown(self, v) -> Fraction | float:
+        return v.magnitude_in()
+
+    def candidates(self, lit: Fraction) -> list[str]:
+        """Refs a literal may stand for, best first: an unused earlier result (latest first), a given
+        (unused first), a used earlier result; a listed constant is the caller's last resort."""
+        unused = [s["key"] for s in reversed(self.steps) if s["key"] not in self.used and _close(s["shown"], lit)]
+        givens = []
+        for gid, v in self.env.items():
+            if v.dimensionless:
+                ok = _close(v.mag, lit)
+            else:
+                ok = gid in self.written and self.written[gid] == lit
+            if ok:
+                givens.append(gid)
+        givens.sort(key=lambda g: g in self.used)
+        used = [s["key"] for s in reversed(self.steps) if s["key"] in self.used and _close(s["shown"], lit)]
+        return unused + givens + used
+
+    def value_of(self, key: str):
+        if key in self.env:
+            return self.env[key]
+        return next(s["value"] for s in self.steps if s["key"] == key)
+
+
+def _fraction_givens(chain: _Chain) -> dict[Fraction, str]:
+    """Dimensionless non-integer givens ("25%", "two-thirds", "a quarter"), by value."""
+    out: dict[Fraction, str] = {}
+    for gid, v in chain.env.items():
+        if v.dimensionless and isinstance(v.mag, Fraction) and v.mag.denominator != 1:
+            out.setdefault(v.mag, gid)
+    return out
+
+
+def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple[str, Any]]:
+    """Write the solution's spelled-out fractions as the givens they are: `N / 100` and `N * .01` where "N%"
+    is a given, `a / b` where a/b is a given ("three-fifths"), `x / b` where 1/b is a given ("a third" ->
+    `x * g`), and a literal `1 + p` or `1 - p` where p is a given ("25% more" -> 1.25)."""
+    by_n: dict[Fraction, str] = {}
+    for gid, n in chain.percent.items():
+        by_n.setdefault(n, gid)
+    fractions = _fraction_givens(chain)
+    out: list[tuple[str, Any]] = []
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        after_div = out[-1:] == [("op", "/")]
+        if t[0] == "num" and i + 2 < len(tokens) and tokens[i + 1][0] == "op" and not after_div \
+                and tokens[i + 2][0] == "num" and not (i + 3 < len(tokens) and tokens[i + 3] == ("op", "**")):
+            n, op, k = Fraction(t[1]), tokens[i + 1][1], Fraction(tokens[i + 2][1])
+            if n in by_n and ((op == "/" and k == 100) or (op == "*" and k == Fraction(1, 100))):
+                out.append(("ref", by_n[n]))
+                i += 3
+                continue
+            if op == "/" and k != 0 and (n / k) in fractions and not chain.candidates(n):
+                out.append(("ref", fractions[n / k]))
+                i += 3
+                continue
+        if t == ("op", "/") and i + 1 < len(tokens) and tokens[i + 1][0] == "num" and \
+                not (i + 2 < len(tokens) and tokens[i + 2] == ("op", "**")):
+            k = Fraction(tokens[i + 1][1])
+            if k not in (0, 1, 2) and not chain.candidates(k) and (1 / k) in fractions:
+                out += [("op", "*"), ("ref", fractions[1 / k])]
+                i += 2
+                continue
+        if t[0] == "num" and not chain.candidates(Fraction(t[1])) and Fraction(t[1]) not in chain.constants:
+            lit = Fraction(t[1])
+            if (lit - 1) in fractions:
+                out += [("op", "("), ("num", "1"), ("op", "+"), ("ref", fractions[lit - 1]), ("op", ")")]
+                i += 1
+                continue
+            if (1 - lit) in fractions:
+                out += [("op", "("), ("num", "1"), ("op", "-"), ("ref", fractions[1 - lit]), ("op", ")")]
+                i += 1
+                continue
+        out.append(t)
+        i += 1
+    return out
+
+
+def _ops(tokens: Sequence[tuple[str, Any]]) -> int:
+    """Operations in a token list (binary operators and unary minus count one each)."""
+    return sum(1 for kind, v in tokens if kind == "op" and v in ("+", "-", "*", "/", "**", "//"))
+
+
+def _render(tokens: Sequence[tuple[str, Any]], names: dict[str, str] | None = None) -> str:
+    parts = []
+    for kind, v in tokens:
+        if kind == "ref":
+            parts.append(names.get(v, v) if names else v)
+        elif kind == "num":
+            parts.append(str(Fraction(v)) if Fraction(v).denominator == 1 else v if not v.startswith(".")
+                         else "0" + v)
+        else:
+            parts.append(v)
+    text = " ".join(parts)
+    return re.sub(r"\( ", "(", re.sub(r" \)", ")", text))
+
+
+def _evaluate(chain: _Chain, tokens: Sequence[tuple[str, Any]]):
+    from prosfi.quant import evaluate, parse_expr
+
+    env = {k: chain.value_of(k) for kind, k in tokens if kind == "ref"}
+    return evaluate(parse_expr(_render(tokens)), env)
+
+
+_CURRENCY = 7  # index of [currency] in prosfi.quant.units.DIM_NAMES
+
+
+def _money(v) -> bool:
+    return len(v.dims) > _CURRENCY and v.dims[_CURRENCY] == 1
+
+
+def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, money: bool = False):
+    """Map every literal to a ref or an allowed constant so that the expression still evaluates to
+    `result`. Returns (tokens, value) or (None, reason). Combinations are tried best first: distinct refs,
+    no ref standing for 0 or 1 (a cited 1 or 0 would not change the value), earlier options first."""
+    import itertools
+
+    from prosfi.quant import QuantError
+
+    slots = [i for i, t in enumerate(tokens) if t[0] == "num"]
+    options: list[list[Any]] = []
+    for i in slots:
+        lit = Fraction(tokens[i][1])
+        opts: list[Any] = list(dict.fromkeys(chain.candidates(lit)))
+        if lit in chain.constants:
+            opts.insert(0, None) if lit in (0, 1) else opts.append(None)  # None: keep the literal
+        if not opts:
+            return None, f"ungrounded: literal {tokens[i][1]} (not a given, an earlier result or a listed constant)"
+        options.append(opts)
+
+    step_refs = {st["key"]: {k for kind, k in st["tokens"] if kind == "ref"} for st in chain.steps}
+
+    def penalty(combo) -> tuple:
+        refs = [c for c in combo if c is not None]
+        # citing a step next to one of that step's own inputs (`g3 / s1` with s1 = g3 / g1) risks a value that
+        # does not depend on the shared input: prefer another reading when there is one
+        shared = sum(1 for r in set(refs) if step_refs.get(r, set()) & set(refs))
+        return (len(refs) - len(set(refs)), shared,
+                sum(combo_i for combo_i in (o.index(c) for o, c in zip(options, combo))))
+
+    combos = list(itertools.islice(itertools.product(*options), 512))
+    combos.sort(key=penalty)
+    last_reason = "value: no grounding reproduces the stated result"
+    fallback = None
+    for combo in combos[:_ATTEMPTS]:
+        out = list(tokens)
+        for i, pick in zip(slots, combo):
+            if pick is not None:
+                out[i] = ("ref", pick)
+        try:
+            v = _evaluate(chain, out)
+            shown = chain.shown(v)
+        except QuantError as exc:
+            last_reason = f"{'dimension' if exc.kind == 'dimension' else 'evaluation'}: {exc}"
+            continue
+        if len(v.dims) > _CURRENCY and abs(v.dims[_CURRENCY]) > 1:
+            last_reason = "dimension: dollars times dollars"
+            continue
+        if _close(shown, result, 1e-6):
+            if money and not _money(v):
+                fallback = fallback or (out, v)  # the solution says dollars: look for a grounding in USD
+                continue
+            return out, v
+        last_reason = f"value: grounded expression gives {float(shown):g}, the solution says {float(result):g}"
+    return fallback if fallback is not None else (None, last_reason)
+
+
+def _split_long_sums(equations: Sequence[tuple[str, Fraction, Any]]) -> list[tuple[str, Fraction, Any]]:
+    """`12+43+15+4+22` (more values than one step may cite) -> `12+43+15+4` = 74, then `74+22`: a flat sum
+    or difference split after every MAX_REFS values, each part its own step."""
+    out: list[tuple[str, Fraction, Any]] = []
+    for expr, result, info in equations:
+        tokens = _tokens(expr)
+        if tokens is None or any(t[0] == "op" and t[1] not in ("+", "-") for t in tokens) or \
+                [t[0] for t in tokens[::2]] != ["num"] * len(tokens[::2]) or \
+                any(t[0] != "op" for t in tokens[1::2]) or len(tokens[::2]) <= MAX_REFS:
+            out.append((expr, result, info))
+            continue
+        nums, ops = [Fraction(t[1]) for t in tokens[::2]], [t[1] for t in tokens[1::2]]
+        texts = [t[1] for t in tokens[::2]]
+        head, value = texts[0], nums[0]
+        i = 0
+        while len(nums) - i > MAX_REFS:
+            take = MAX_REFS if i == 0 else MAX_REFS - 1
+            part = [head] + [f"{ops[j]} {texts[j + 1]}" for j in range(i, i + take - 1)]
+            for j in range(i, i + take - 1):
+                value = value + nums[j + 1] if ops[j] == "+" else value - nums[j + 1]
+            out.append((" ".join(part), value, info))
+            i += take - 1
+            head = _decimal(value)
+        rest = [head] + [f"{ops[j]} {texts[j + 1]}" for j in range(i, len(ops))]
+        out.append((" ".join(rest), result, info))
+    return out
+
+
+def _decimal(x: Fraction) -> str:
+    if x.denominator == 1:
+        return str(x.numerator)
+    return f"{float(x):.12g}"
+
+
+def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]], answer: Fraction) -> Built:
+    """A gold chain for `problem` from worked equations `(expr over literals, stated result, _)`, ending at
+    the step whose value is `answer`; steps the answer does not depend on are dropped."""
+    from prosfi.quant import QuantError
+
+    try:
+        chain = _Chain(problem)
+    except QuantError as exc:
+        return Built(None, f"givens: {exc}")
+    first_issue = ""
+    for expr, result, info in _split_long_sums(equations):
+        tokens = _tokens(expr)
+        if tokens is None:
+            first_issue = first_issue or f"parse: {expr!r}"
+            continue
+        tokens = _percent_rewrite(tokens, chain)
+        if sum(1 for t in tokens if t[0] != "op") <= 1:
+            continue  # `<<40=40>>`: restates a number, not a computation
+        grounded, v = _ground(chain, tokens, result, bool(getattr(info, "money", False)))
+        if grounded is None:
+            first_issue = first_issue or f"{v} in {expr!r}"
+            continue
+        text = _render(grounded)
+        if any(_render(s["tokens"]) == text for s in chain.steps):
+            continue
+        refs = [k for kind, k in grounded if kind == "ref"]
+        if not refs:
+            # `12/2` (months in half a year): only constants, a world fact; its result may still be used
+            # later as a listed constant, but it is not a step
+            first_issue = first_issue or f"literal-only: {expr!r} cites no given (a world fact)"
+            continue
+        if any(_close(chain.shown(chain.value_of(k)), chain.shown(v)) and chain.value_of(k).dims == v.dims
+               for k in refs):
+            continue  # restates a cited value (`x * 1`): later literals find the cited one
+        if _ops(grounded) > MAX_OPS or len(set(refs)) > MAX_REFS:
+            first_issue = first_issue or (f"size: {expr!r} has more than {MAX_OPS} operations or {MAX_REFS} "
+                                          "cited values")
+            continue
+        key = f"s{len(chain.steps) + 1}"
+        chain.steps.append({"key": key, "tokens": grounded, "value": v, "shown": chain.shown(v)})
+        chain.used.update(k for kind, k in grounded if kind == "ref")
+    # the answer: the last step showing it (or showing answer/100 when the answer is a percentage)
+    final, unit = None, ""
+    for s in reversed(chain.steps):
+        if _close(s["shown"], answer, 1e-6):
+            final = s
+            break
+    if final is None:
+        for s in reversed(chain.steps):
+            if s["value"].dimensionless and _close(s["shown"] * 100, answer, 1e-6):
+                final, unit = s, "percent"
+                break
+    if final is None:
+        why = first_issue or f"answer: no equation computes {float(answer):g}"
+        return Built(None, why)
+    if not unit and not final["value"].dimensionless:
+        unit = final["value"].unit
+        if not re.fullmatch(r"[A-Za-z_]+", unit or ""):
+            return Built(None, f"unit: the chain ends in {unit!r}, a compound unit for a plain-number answer")
+    # keep the answer's dependency closure, renumbered s1..sk in order
+    by_key = {s["key"]: s for s in chain.steps}
+    need, stack = set(), [final["key"]]
+    while stack:
+        k = stack.pop()
+        if k in need or k not in by_key:
+            continue
+        need.add(k)
+        stack.extend(r for kind, r in by_key[k]["tokens"] if kind == "ref")
+    kept = [s for s in chain.steps if s["key"] in need]
+    if len(kept) > MAX_STEPS:
+        return Built(None, f"length: {len(kept)} steps (more than {MAX_STEPS})")
+    names = {s["key"]: f"s{i + 1}" for i, s in enumerate(kept)}
+    steps = []
+    for s in kept:
+        v = s["value"]
+        steps.append({"id": names[s["key"]], "expr": _render(s["tokens"], names),
+                      "value": json_number(s["shown"]), "unit": "" if v.dimensionless else v.unit})
+    return Built(steps, "", unit)
+
+
+FEW_SHOT_SEED = 90_210  # far from the training and eval seeds
+
+
+def few_shot_examples(k: int) -> list[tuple[Problem, str]]:
+    """k small solved quantity examples (generated physics problems, easy then medium; fixed seed)."""
+    from prosfi.data.physics import generate
+
+    if k <= 0:
+        return []
+    problems = generate("easy", k, FEW_SHOT_SEED)
+    problems = [problems[0]] + (generate("medium", 1, FEW_SHOT_SEED) if k > 1 else []) + problems[1:]
+    return [(p, text) for p in problems[:k] if (text := gold_completion(p)) is not None]

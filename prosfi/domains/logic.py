@@ -1,0 +1,82 @@
+"""The logic domain (kinds `true_false_uncertain`, `assignment`): Lean-syntax formula steps checked
+by the provers, guarded by `prosfi.chain`.
+
+A thin wrapper: the behaviour lives where it always has (`prosfi.trace` for the completion format
+and the answer, `prosfi.chain` for the chain check, `prosfi.data.gold` for gold traces,
+`prosfi.data.prompts` for prompts); this class only routes to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from prosfi.chain import ChainCheck, Formulas
+from prosfi.data import gold, prompts
+from prosfi.data.problem import Problem
+from prosfi.domains.base import Domain
+from prosfi.trace.answer import ParsedAnswer, answer_correct, parse_answer
+from prosfi.trace.schema import ParsedTrace, Step, parse_trace
+
+
+class LogicDomain(Domain):
+    name = "logic"
+    kinds = ("true_false_uncertain", "assignment")
+    step_grounding = True
+
+    @property
+    def system_prompt(self) -> str:  # read live: the prompt text is owned by prosfi.data.prompts
+        return prompts.SYSTEM_PROMPT
+
+    def parse_trace(self, problem: Problem, completion: Any) -> ParsedTrace:
+        return parse_trace(completion, [p.id for p in problem.premises])
+
+    def as_step(self, raw: Any) -> Step:
+        if isinstance(raw, Step):
+            return raw
+        return Step(str(raw["id"]), tuple(str(d) for d in raw["dependencies"]), str(raw["conclusion"]),
+                    str(raw.get("rule", "")))
+
+    def step_object(self, step: Any) -> dict[str, Any]:
+        s = self.as_step(step)
+        return {"id": s.id, "dependencies": list(s.dependencies), "conclusion": s.conclusion, "rule": s.rule}
+
+    def parse_answer(self, problem: Problem, text: str) -> ParsedAnswer:
+        return parse_answer(problem, text)
+
+    def answer_correct(self, problem: Problem, claim: ParsedAnswer) -> bool:
+        return answer_correct(problem, claim)
+
+    def batch_state(self) -> Formulas:
+        return Formulas()
+
+    def chain_check(self, problem: Problem, steps: Sequence[Any], claim: ParsedAnswer, config: Any,
+                    state: Formulas | None, establish: bool = True) -> ChainCheck:
+        return ChainCheck(problem, tuple(steps), claim, config, state if state is not None else Formulas(),
+                          establish=establish)
+
+    def gold_steps(self, problem: Problem) -> list[dict[str, Any]] | None:
+        return gold.gold_steps(problem)
+
+    def gold_completion(self, problem: Problem, verifier: Any = None) -> str | None:
+        return gold.gold_completion(problem, verifier)
+
+    def sloppy_completion(self, problem: Problem) -> str | None:
+        return gold.sloppy_completion(problem)
+
+    def answer_text(self, problem: Problem) -> str:
+        return gold.answer_text(problem)
+
+    def user_prompt(self, problem: Problem) -> str:
+        return prompts.user_prompt(problem)
+
+    def few_shot_examples(self, kind: str, k: int) -> list[tuple[Problem, str]]:
+        return prompts.few_shot_examples(kind, k)
+
+    def content_key(self, problem: Problem) -> tuple:
+        """Premises (as a set) and goal, atoms: the same problem whatever its id or premise order."""
+        return (problem.kind, tuple(sorted(p.formal for p in problem.premises)), problem.goal,
+                tuple(problem.atoms))
+
+
+__all__ = ["LogicDomain"]

@@ -1,0 +1,140 @@
+"""GSM8K's public JSONL -> quantity problems: equations read from annotations and plain text, literals
+grounded, unusable records skipped with the reason, gold chains that earn the top reward."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from prosfi.cli import main
+from prosfi.data.gsm8k import LoadReport, equations, final_answer, load_gsm8k, normalise
+from prosfi.data.quant_gold import gold_completion
+
+SAMPLE = Path(__file__).parent / "fixtures" / "gsm8k_test_sample.jsonl"  # real records, MIT (see .SOURCE.md)
+
+
+def _verifier():
+    from prosfi.verify.config import VerifierConfig
+    from prosfi.verify.verifier import Verifier
+
+    return Verifier(VerifierConfig(workers=0))
+
+
+@pytest.mark.parametrize("text,expr,result,origin", [
+    ("Janet sells 16 - 3 - 4 = <<16-3-4=9>>9 duck eggs a day.", "16-3-4", 9, "annotation"),
+    ("came out to 80,000+50,000=$<<80000+50000=130000>>130,000", "80000+50000", 130000, "annotation"),
+    ("so she will need 60/15 = 4 containers of ice cream", "60/15", 4, "text"),
+    ("Raymond does 1/2*400 = 200 pounds of laundry.", "1/2*400", 200, "text"),
+    ("The cost is 6 \u00d7 $2.50 = 15 dollars", "6 * 2.50", 15, "text"),
+    ("Charlie has 54 \u2212 37 = 17 stickers left.", "54 - 37", 17, "text"),
+    ("which is 18 \u00f7 3 = 6 packages", "18 / 3", 6, "text"),
+    ("She has 100 x 2 = 200 coins", "100 * 2", 200, "text"),
+])
+def test_equations_are_read_from_annotations_and_plain_text(text, expr, result, origin):
+    eqs = equations(text + "\n#### 1")
+    assert [(e.expr, e.result, e.origin) for e in eqs] == [(expr, Fraction(result), origin)]
+
+
+def test_plain_text_that_restates_an_annotation_or_is_algebra_is_not_an_equation():
+    assert [e.origin for e in equations("16 - 3 - 4 = <<16-3-4=9>>9 eggs")] == ["annotation"]
+    assert equations("The team played (L+8) + L = 2L + 8 = 22 games.") == []
+    assert equations("Let X be the price. X - X*25% = $19.50.") == []
+    assert normalise("200 GB * 40%") == ("200 * (40/100)", {"40"})
+
+
+def test_final_answer_allows_commas_and_dollars():
+    assert final_answer("...\n#### 1,200") == 1200
+    assert final_answer("...\n#### $18.50") == Fraction("18.5")
+    assert final_answer("no final line") is None
+
+
+def test_real_records_load_with_ids_by_line_and_gold_chains_that_cite_givens():
+    report = LoadReport()
+    problems = load_gsm8k(SAMPLE, report=report)
+    assert [p.id for p in problems] == [f"gsm8k-gsm8k_test_sample-{i:04d}" for i in range(6)]
+    assert report.loaded == 6 and not report.skipped
+    janet = problems[0]
+    assert janet.kind == "quantity" and janet.answer == {"value": "18", "unit": "USD"}
+    steps = janet.extra["gold_steps"]
+    by_value = {g["value"]: g["id"] for g in janet.givens}
+    assert steps[0]["expr"] == f"{by_value['16']} - {by_value['3']} - {by_value['4']}" and steps[0]["value"] == 9
+    assert steps[-1]["expr"].startswith("s1 * ") and steps[-1]["value"] == 18 and steps[-1]["unit"] == "USD"
+    # Kyle's discount is solved by algebra (X - X*25% = $19.50): no computation reaches 26, so no gold chain
+    kyle = problems[5]
+    assert "gold_steps" not in kyle.extra and kyle.extra["gold_issue"].startswith("answer")
+    for p in problems:
+        p.validate()
+
+
+def test_every_gold_chain_of_the_sample_earns_the_top_reward():
+    from prosfi.rewards import score_batch
+
+    problems = [p for p in load_gsm8k(SAMPLE) if "gold_steps" in p.extra]
+    assert len(problems) >= 4
+    with _verifier() as v:
+        results = score_batch(problems, [gold_completion(p) for p in problems], v)
+    assert [r.reward for r in results] == [1.0] * len(problems), [r.explain() if hasattr(r, "explain") else r
+                                                                   for r in results]
+
+
+def test_a_number_the_question_never_states_stays_ungrounded(tmp_path):
+    rec = {"question": "Ann reads 5 pages every day of April. How many pages does she read in April?",
+           "answer": "April has 30 days, so she reads 5*30=<<5*30=150>>150 pages\n#### 150"}
+    path = tmp_path / "april.jsonl"
+    path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    report = LoadReport()
+    (p,) = load_gsm8k(path, report=report)
+    assert "gold_steps" not in p.extra and p.extra["gold_issue"].startswith("ungrounded: literal 30")
+    assert report.no_gold == {"ungrounded": 1}
+
+
+def test_unusable_records_are_skipped_with_the_reason(tmp_path):
+    good = SAMPLE.read_text(encoding="utf-8").splitlines()[0]
+    lines = [good, '{"question": "How many?", "answer": "It is 3."}', "{not json",
+             '{"question": "How many?", "answer": "#### lots"}', '["a list"]', good]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = LoadReport()
+    problems = load_gsm8k(path, report=report)
+    assert [p.id for p in problems] == ["gsm8k-mixed-0000", "gsm8k-mixed-0005"]
+    reasons = [why for _, why in report.skipped]
+    assert [i for i, _ in report.skipped] == [1, 2, 3, 4]
+    assert "no '#### N'" in reasons[0] and "not valid JSON" in reasons[1] and "'lots' is not a number" in reasons[2]
+    assert "not a JSON object" in reasons[3]
+
+
+def test_cli_writes_problems_and_gold_and_counts_skips(tmp_path, capsys):
+    out, gold = tmp_path / "g.jsonl", tmp_path / "gold.jsonl"
+    assert main(["data", "gsm8k", "--file", str(SAMPLE), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "wrote 6 GSM8K problems" in err and "4 with a gold chain" in err
+    assert main(["data", "gold", str(out), "-o", str(gold)]) == 0
+    rows = [json.loads(line) for line in gold.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 4 and all("<steps>" in r["completion"] for r in rows)
+    assert main(["data", "gsm8k", "--file", str(tmp_path / "missing.jsonl"), "-o", str(out)]) == 2
+
+
+def test_eval_spec_reads_a_gsm8k_file():
+    from prosfi.eval.sources import load_source
+
+    src = load_source(f"gsm8k:{SAMPLE}", limit=3)
+    assert len(src.problems) == 3 and {src.group(p)[0] for p in src.problems} == {"gsm8k"}
+
+
+def test_a_long_sum_is_split_into_steps_the_chain_rules_allow(tmp_path):
+    from prosfi.rewards import score_batch
+
+    rec = {"question": "Isabelle spent $12 on cake, $43 on presents, $15 on decorations, $4 on invitations and $22 "
+                       "on goodie bags. How much did she spend?",
+           "answer": "She spent 12 + 43 + 15 + 4 + 22 = $<<12+43+15+4+22=96>>96.\n#### 96"}
+    path = tmp_path / "party.jsonl"
+    path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    (p,) = load_gsm8k(path)
+    steps = p.extra["gold_steps"]
+    assert len(steps) == 2 and steps[-1]["value"] == 96 and steps[-1]["unit"] == "USD"
+    assert all(len([t for t in s["expr"].split() if t[0] in "gs"]) <= 4 for s in steps)
+    with _verifier() as v:
+        assert score_batch([p], [gold_completion(p)], v)[0].reward == 1.0
