@@ -40,5 +40,5 @@ def test_a_missing_extra_is_one_line_naming_it(tmp_path, hidden, args, extra):
 
 def test_a_missing_module_of_no_extra_still_raises(tmp_path):
     # prosfi's own modules are not an extra: a broken install must show its traceback
-    proc = _run("prosfi.data.gold", "data", "gold", "x.jsonl", "-o", "y.jsonl", cwd=tmp_path)
+    proc = _run("prosfi.domains", "data", "gold", "x.jsonl", "-o", "y.jsonl", cwd=tmp_path)
     assert proc.returncode != 0 and "Traceback" in proc.stderr
