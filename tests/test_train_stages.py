@@ -113,3 +113,50 @@ def test_the_warm_up_model_and_accelerator_state_are_released_before_grpo(tiny_m
         gc.enable()
     assert Path(path, "prosfi_sft_done").is_file()
     assert AcceleratorState._shared_state == {}  # GRPO's trainer may bring its own DeepSpeed plugin
+
+
+def _run_two_ranks(recipe: str, env: dict, timeout: int = 420) -> subprocess.CompletedProcess:
+    """`prosfi train` as two CPU processes (torchrun); a hang is killed with its whole process group."""
+    import signal
+
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           "-m", "prosfi.train", recipe]
+    proc = subprocess.Popen(cmd, env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1", **env},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"two-process run did not finish in {timeout} s (hang?)\n{out[-2000:]}\n{err[-2000:]}")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+ZERO3 = {"ACCELERATE_USE_DEEPSPEED": "true", "ACCELERATE_DEEPSPEED_ZERO_STAGE": "3",
+         "ACCELERATE_DEEPSPEED_ZERO3_INIT": "true", "ACCELERATE_DEEPSPEED_ZERO3_SAVE_16BIT_MODEL": "true",
+         "ACCELERATE_MIXED_PRECISION": "no"}  # recipes/accelerate_configs/zero3.yaml, on CPU
+
+
+@pytest.mark.slow
+def test_zero3_two_processes_held_out_evaluation_runs_on_every_rank(tiny_model, tmp_path):
+    # issue #21 item 9: the held-out evaluation after GRPO generated on the main process only, so under
+    # ZeRO-3 the other rank waited at a barrier while rank 0 needed it to gather weights (a hang); the
+    # one before GRPO loaded the model inside zero.Init on rank 0 alone (a hang too)
+    import json
+
+    out = tmp_path / "out"
+    recipe = tiny_recipe(tmp_path, tiny_model, output_dir=str(out), max_steps=1, save_strategy="no",
+                         max_completion_length=16, eval_held_out=3, eval_batch_size=2, sft_size=8)
+    proc = _run_two_ranks(recipe, ZERO3)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    summary = json.loads((out / "summary.json").read_text())
+    for stage in ("eval_before", "eval_after"):
+        records = [json.loads(line) for line in (out / stage / "completions.jsonl").read_text().splitlines()]
+        assert len(records) == 3 and len({r["problem_id"] for r in records}) == 3  # both ranks' shares
+        assert summary[stage]["n_problems"] == 3
+    # the 16-bit save gathered the shards: full tensors
+    from transformers import AutoModelForCausalLM
+
+    base = dict(AutoModelForCausalLM.from_pretrained(tiny_model).named_parameters())
+    saved = dict(AutoModelForCausalLM.from_pretrained(out).named_parameters())
+    assert {k: v.shape for k, v in saved.items()} == {k: v.shape for k, v in base.items()}
