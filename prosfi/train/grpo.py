@@ -100,6 +100,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     from trl import GRPOTrainer, get_peft_config
 
     from prosfi.train.console import install as install_console
+    from prosfi.train.console import is_ratio_band
     from prosfi.train.problems import from_script_args
     from prosfi.train.rows import grpo_dataset
     from prosfi.train.runlog import start_audit, write_model_card
@@ -158,7 +159,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
                 peft_config=get_peft_config(model_args),
                 callbacks=[recorder],
             )
-            install_console(trainer, "grpo")
+            install_console(trainer, "grpo", is_ratio_band(script))
             from prosfi.train.eval_callback import from_script as eval_callback
 
             evaluator = eval_callback(script, training, verifier)  # recipe key eval_data: eval curves
