@@ -260,6 +260,8 @@ def validate(script_args: Any) -> None:
         raise ValueError("dataset_path: required when dataset is 'jsonl'")
     if script_args.toy_layout not in ("shuffled", "fixed"):
         raise ValueError(f"toy_layout: 'shuffled' or 'fixed', got {script_args.toy_layout!r}")
+    if not 0.0 <= script_args.sft_min_format_rate <= 1.0:
+        raise ValueError(f"sft_min_format_rate: between 0 and 1, got {script_args.sft_min_format_rate}")
     if not 0.0 <= script_args.sft_sloppy_fraction <= 1.0:
         raise ValueError(f"sft_sloppy_fraction: between 0 and 1, got {script_args.sft_sloppy_fraction}")
     try:

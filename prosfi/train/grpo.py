@@ -94,6 +94,23 @@ def _report_batch(resolved: ResolvedRecipe) -> None:
               f"has {batch.num_processes}", file=sys.stderr, flush=True)
 
 
+def _check_warm_up(script: Any, training: Any, verifier: Any, model_path: str) -> None:
+    """Stop before GRPO when the warm-up model rarely writes the steps format (`sft_min_format_rate`)."""
+    from accelerate import PartialState
+
+    from prosfi.train import heldout
+
+    rate = heldout.warm_up_format_rate(script, training, verifier, model_path)
+    if rate is None:
+        return
+    verdict = heldout.warm_up_verdict(rate, script, training)
+    if verdict is not None:
+        raise SetupError(verdict)
+    if PartialState().is_main_process:
+        print(f"[prosfi] SFT warm-up format rate {rate:.0%} on {script.sft_format_check} held-out prompts "
+              f"(sft_min_format_rate {script.sft_min_format_rate:g})", flush=True)
+
+
 def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     """Run the recipe's stages; return the summary (also written to output_dir/summary.json)."""
     from accelerate import PartialState
@@ -134,6 +151,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
             else:
                 print(f"[prosfi] SFT warm-up on gold traces -> {out / 'sft'}", flush=True)
             model_path = run_sft(script, training, model_args, model_path, verifier=verifier)
+            _check_warm_up(script, training, verifier, model_path)
             if sft_only:
                 return {"run_name": training.run_name, "where": {"sft model": model_path}}
         from prosfi.train import heldout

@@ -22,12 +22,12 @@ log = logging.getLogger(__name__)
 SEED_OFFSET = 1_000_003  # far from the SFT draws (dataset_seed + 1, 2, ...) and GRPO's (dataset_seed)
 
 
-def held_out_problems(script: Any) -> list:
-    """`eval_held_out` problems of the recipe's dataset that are neither SFT nor GRPO problems."""
+def held_out_problems(script: Any, count: int | None = None) -> list:
+    """`eval_held_out` (or `count`) problems of the recipe's dataset that are neither SFT nor GRPO problems."""
     from prosfi.train.problems import from_script_args
     from prosfi.train.sft import sft_problems
 
-    count = int(script.eval_held_out)
+    count = int(script.eval_held_out if count is None else count)
     # the SFT set is left out even when this run skips SFT (an ablation starting from a shared warm-up)
     seen = {_content_key(p) for p in from_script_args(script) + sft_problems(script)}
     kept, draw = [], 0
@@ -165,3 +165,41 @@ def after(trainer: Any, problems: list, script: Any, training: Any, verifier: An
                     f"{training.output_dir} (after GRPO)")
     trainer.accelerator.wait_for_everyone()
     return summary
+
+
+def warm_up_format_rate(script: Any, training: Any, verifier: Any, model_path: str) -> float | None:
+    """The warm-up model's format rate on `sft_format_check` held-out prompts (greedy), the same on every
+    process; None when the recipe sets no `sft_min_format_rate`. Records go to output_dir/sft/format_check."""
+    from accelerate import PartialState
+
+    if script.sft_min_format_rate <= 0:
+        return None
+    problems = held_out_problems(script, max(1, int(script.sft_format_check)))
+    state = PartialState()
+    from prosfi.eval import load_hf
+
+    with _without_zero3_init():
+        model, tok = load_hf(model_path, "cpu" if training.use_cpu else str(state.device))
+        summary = evaluate_policy(model, tok, problems, script, training, verifier,
+                                  Path(training.output_dir) / "sft" / "format_check", f"{model_path} (warm-up)")
+    del model
+    from prosfi.train.stages import release_memory
+
+    release_memory()
+    rate = [None if summary is None else float(summary["overall"].get("format_rate") or 0.0)]
+    if state.num_processes > 1:
+        from accelerate.utils import broadcast_object_list
+
+        broadcast_object_list(rate, from_process=0)
+    return rate[0]
+
+
+def warm_up_verdict(rate: float, script: Any, training: Any) -> str | None:
+    """The one-line reason to stop before GRPO (the warm-up's format rate below the recipe's bound), or None."""
+    if rate >= script.sft_min_format_rate:
+        return None
+    where = Path(training.output_dir) / "sft" / "format_check"
+    return (f"the SFT warm-up writes the steps format on {rate:.0%} of {script.sft_format_check} held-out prompts, "
+            f"below sft_min_format_rate {script.sft_min_format_rate:g}: GRPO would start from a policy that rarely "
+            "earns a reward; train the warm-up longer (sft_num_train_epochs, sft_learning_rate) or lower "
+            f"sft_min_format_rate (completions in {where})")

@@ -1,0 +1,90 @@
+"""The GPU path's pieces that run on CPU (issue #21 items 11-13): the 7B recipes' vLLM importance-sampling
+and warm-up settings, the warm-up's format-rate gate before GRPO, and `prosfi model merge`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from prosfi.cli import main as prosfi_main
+
+pytest.importorskip("trl")
+
+ROOT = Path(__file__).resolve().parents[1]
+GPU_RECIPES = sorted((ROOT / "recipes" / "qwen2.5-7b-instruct" / "grpo").glob("*.yaml"))
+
+
+def _resolve(recipe: Path):
+    from prosfi.train.recipe import resolve
+
+    return resolve(str(recipe), [], dry_run=True)  # dry: no bf16 GPU needed to resolve
+
+
+@pytest.mark.parametrize("recipe", GPU_RECIPES, ids=lambda p: p.stem)
+def test_gpu_recipes_bound_the_vllm_importance_sampling_ratio_per_token(recipe):
+    # the policy is scored with its LoRA adapter unmerged while vLLM samples from merged bf16 weights: a
+    # small systematic per-token gap. A sequence-level ratio compounds it over thousands of tokens (and
+    # without a lower bound silently down-weights whole sequences); per-token ratios clipped to a band do not
+    training = _resolve(recipe).training
+    assert training.use_vllm and training.vllm_importance_sampling_correction
+    assert training.vllm_importance_sampling_mode == "token_truncate"
+    assert training.vllm_importance_sampling_clip_min == pytest.approx(0.5)
+    assert training.vllm_importance_sampling_clip_max == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("recipe", GPU_RECIPES, ids=lambda p: p.stem)
+def test_gpu_recipes_warn_when_the_ratio_mean_leaves_its_band(recipe):
+    from prosfi.train.console import is_ratio_band
+
+    low, high = is_ratio_band(_resolve(recipe).script)
+    assert 0.5 < low < 1.0 < high < 2.0  # inside the clip band: a drift shows before the clipping hides it
+
+
+@pytest.mark.parametrize("recipe", [r for r in GPU_RECIPES if yaml.safe_load(r.read_text()).get("sft")],
+                         ids=lambda p: p.stem)
+def test_gpu_recipes_warm_up_moves_a_lora_model_and_is_checked(recipe):
+    r = _resolve(recipe)
+    script, model = r.script, r.model
+    assert model.use_peft and 1e-4 <= script.sft_learning_rate <= 2e-4  # LoRA's usual range, not 1e-5
+    # optimizer steps of the warm-up on one node's 4 processes: enough to learn a format
+    per_step = script.sft_per_device_train_batch_size * 4
+    steps = script.sft_num_train_epochs * script.sft_size / per_step
+    assert steps >= 250
+    assert 0.0 < script.sft_min_format_rate <= 1.0 and script.sft_format_check >= 32
+
+
+def test_warm_up_verdict_names_the_rate_and_the_key():
+    from types import SimpleNamespace
+
+    from prosfi.train.heldout import warm_up_verdict
+
+    script = SimpleNamespace(sft_min_format_rate=0.5, sft_format_check=32)
+    training = SimpleNamespace(output_dir="runs/x")
+    assert warm_up_verdict(0.5, script, training) is None
+    line = warm_up_verdict(0.125, script, training)
+    assert "12% of 32" in line and "sft_min_format_rate 0.5" in line and "\n" not in line
+
+
+def test_recipe_stops_before_grpo_when_the_warm_up_rarely_writes_the_format(tiny_model, tmp_path, capsys):
+    from test_train_run import _recipe
+
+    out = tmp_path / "out"
+    recipe = _recipe(tmp_path, tiny_model, output_dir=str(out), sft=True, sft_size=8, sft_max_steps=1,
+                     sft_per_device_train_batch_size=4, sft_min_format_rate=1.0, sft_format_check=4,
+                     max_completion_length=16)
+    assert prosfi_main(["train", recipe]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("prosfi train: error")]
+    assert len(err) == 1 and "sft_min_format_rate 1" in err[0] and "of 4 held-out prompts" in err[0]
+    assert (out / "sft" / "prosfi_sft_done").is_file()  # the warm-up itself finished
+    assert (out / "sft" / "format_check" / "completions.jsonl").is_file()  # what it wrote, to read
+    assert not (out / "metrics.jsonl").exists() and not (out / "model.safetensors").exists()  # no GRPO
+
+
+def test_min_format_rate_outside_0_1_is_refused(tmp_path, capsys):
+    from test_train_run import _recipe
+
+    recipe = _recipe(tmp_path, tmp_path / "model", sft_min_format_rate=1.5)
+    assert prosfi_main(["train", recipe, "--dry-run"]) == 2
+    assert "sft_min_format_rate" in capsys.readouterr().err
