@@ -88,3 +88,64 @@ def test_min_format_rate_outside_0_1_is_refused(tmp_path, capsys):
     recipe = _recipe(tmp_path, tmp_path / "model", sft_min_format_rate=1.5)
     assert prosfi_main(["train", recipe, "--dry-run"]) == 2
     assert "sft_min_format_rate" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def tiny_adapter(tiny_model, tmp_path_factory) -> Path:
+    """A tiny LoRA adapter on the tiny model, with non-zero weights (a fresh LoRA's B is zero)."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    out = tmp_path_factory.mktemp("adapter") / "run"
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(tiny_model),
+                           LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.5)
+    model.save_pretrained(out)
+    AutoTokenizer.from_pretrained(tiny_model).save_pretrained(out)  # as GRPO's save_model writes it
+    return out
+
+
+def test_model_merge_writes_a_full_model_with_the_adapters_outputs(tiny_model, tiny_adapter, tmp_path, capsys):
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    out = tmp_path / "merged"
+    assert prosfi_main(["model", "merge", "--adapter", str(tiny_adapter), "-o", str(out)]) == 0
+    assert str(out) in capsys.readouterr().out
+    assert (out / "config.json").is_file() and not (out / "adapter_config.json").exists()
+    merged = AutoModelForCausalLM.from_pretrained(out)
+    assert not any("lora" in name for name, _ in merged.named_parameters())  # a plain model (vLLM loads it)
+    peft = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(tiny_model), str(tiny_adapter))
+    ids = torch.tensor([[5, 17, 42, 99, 3]])
+    with torch.no_grad():
+        want, got = peft(ids).logits, merged(ids).logits
+        base = AutoModelForCausalLM.from_pretrained(tiny_model)(ids).logits
+    assert torch.allclose(want, got, atol=1e-4) and not torch.allclose(base, got, atol=1e-3)
+
+
+def test_merged_model_loads_in_prosfi_eval(tiny_adapter, tmp_path):
+    out = tmp_path / "merged"
+    assert prosfi_main(["model", "merge", "--adapter", str(tiny_adapter), "-o", str(out)]) == 0
+    rc = prosfi_main(["eval", "--model", str(out), "--data", "kk:2", "--count", "2", "--max-new-tokens", "8",
+                      "-o", str(tmp_path / "eval")])
+    assert rc == 0 and (tmp_path / "eval" / "summary.json").is_file()
+
+
+def test_model_merge_refuses_what_it_cannot_merge(tiny_model, tiny_adapter, tmp_path, capsys):
+    full = ["model", "merge", "--adapter", str(tiny_model), "-o", str(tmp_path / "a")]
+    assert prosfi_main(full) == 2 and "a full model already" in capsys.readouterr().err
+    assert prosfi_main(["model", "merge", "--adapter", str(tmp_path), "-o", str(tmp_path / "b")]) == 2
+    assert "no adapter_config.json" in capsys.readouterr().err
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "x").write_text("keep")
+    assert prosfi_main(["model", "merge", "--adapter", str(tiny_adapter), "-o", str(taken)]) == 2
+    err = capsys.readouterr().err
+    assert "not an empty folder" in err and len(err.strip().splitlines()) == 1
+    assert (taken / "x").read_text() == "keep"

@@ -205,4 +205,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
         summary.plot_reward(rows, out / "reward_curve.png")
         (out / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
         print(summary.to_text(), flush=True)
+        if (out / "adapter_config.json").is_file():  # vLLM and plain from_pretrained need one full model
+            print(f"[prosfi] {out} holds a LoRA adapter: `prosfi model merge --adapter {out} -o {out}-merged` "
+                  "writes the full model `prosfi eval --engine vllm` loads", flush=True)
     return summary.as_dict()
