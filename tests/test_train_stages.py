@@ -138,7 +138,8 @@ ZERO3 = {"ACCELERATE_USE_DEEPSPEED": "true", "ACCELERATE_DEEPSPEED_ZERO_STAGE": 
 
 
 @pytest.mark.slow
-def test_zero3_two_processes_held_out_evaluation_runs_on_every_rank(tiny_model, tmp_path):
+@pytest.mark.parametrize("gather", [True, False], ids=["gathered", "lockstep"])
+def test_zero3_two_processes_held_out_evaluation_runs_on_every_rank(gather, tiny_model, tmp_path):
     # issue #21 item 9: the held-out evaluation after GRPO generated on the main process only, so under
     # ZeRO-3 the other rank waited at a barrier while rank 0 needed it to gather weights (a hang); the
     # one before GRPO loaded the model inside zero.Init on rank 0 alone (a hang too)
@@ -146,8 +147,18 @@ def test_zero3_two_processes_held_out_evaluation_runs_on_every_rank(tiny_model, 
 
     out = tmp_path / "out"
     recipe = tiny_recipe(tmp_path, tiny_model, output_dir=str(out), max_steps=1, save_strategy="no",
-                         max_completion_length=16, eval_held_out=3, eval_batch_size=2, sft_size=8)
-    proc = _run_two_ranks(recipe, ZERO3)
+                         max_completion_length=16, eval_held_out=3, eval_batch_size=2, sft_size=8,
+                         ds3_gather_for_generation=gather)  # False: shards gathered per forward, in lockstep
+    # parameters released after each use, as for a 7B model (a tiny one stays under DeepSpeed's live and
+    # reuse limits and would keep its weights gathered): generation needs both ranks for every forward
+    ds_config = tmp_path / "zero3.json"
+    ds_config.write_text(json.dumps({
+        "zero_optimization": {"stage": 3, "stage3_max_live_parameters": 0, "stage3_max_reuse_distance": 0,
+                              "stage3_param_persistence_threshold": 0, "stage3_prefetch_bucket_size": 0,
+                              "stage3_gather_16bit_weights_on_model_save": True},
+        "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+        "train_batch_size": "auto", "gradient_clipping": "auto", "zero_allow_untested_optimizer": True}))
+    proc = _run_two_ranks(recipe, {**ZERO3, "ACCELERATE_DEEPSPEED_CONFIG_FILE": str(ds_config)})
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     summary = json.loads((out / "summary.json").read_text())
     for stage in ("eval_before", "eval_after"):
