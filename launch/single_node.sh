@@ -15,7 +15,7 @@
 #   MODEL [the recipe's model_name_or_path, command-line override included]   HEALTH_TIMEOUT_S [1800]  HEALTH_POLL_S [5]
 #   LOG_DIR [runs/logs]
 # vLLM colocate mode needs no server: `accelerate launch --config_file ... -m prosfi.train RECIPE
-#   --vllm_mode colocate` on all GPUs (see the README).
+#   --vllm_mode colocate` on all GPUs (see docs/multi-gpu.md).
 # The server: `trl vllm-serve` is deprecated in TRL 1.16 (it only execs vLLM's server, with a warning); this
 # runs what it runs: `VLLM_SERVER_DEV_MODE=1 vllm serve MODEL --weight-transfer-config '{"backend": "nccl"}'
 # --logprobs-mode processed_logprobs --max-logprobs -1` (dev mode and the NCCL weight-transfer engine for the
