@@ -94,7 +94,7 @@ def test_an_eval_row_is_not_printed_as_a_training_row():
 def test_eval_rows_do_not_restart_the_step_timer(monkeypatch, capsys):
     from types import SimpleNamespace
 
-    import prosfi.train.console as console
+    from prosfi.train import console
 
     clock = iter([0.0, 10.0, 15.0, 20.0])
     monkeypatch.setattr(console.time, "perf_counter", lambda: next(clock))
