@@ -149,3 +149,16 @@ def test_model_merge_refuses_what_it_cannot_merge(tiny_model, tiny_adapter, tmp_
     err = capsys.readouterr().err
     assert "not an empty folder" in err and len(err.strip().splitlines()) == 1
     assert (taken / "x").read_text() == "keep"
+
+
+def test_held_out_draw_without_sft_ignores_an_sft_size_the_generator_cannot_fill(tmp_path):
+    # sft: false, 2-person K&K (~400 distinct puzzles) and the default sft_size 500: the held-out draw
+    # used to fail on the SFT set this run never builds
+    from test_train_run import _recipe
+
+    from prosfi.train.heldout import held_out_problems
+    from prosfi.train.recipe import resolve
+
+    r = resolve(_recipe(tmp_path, tmp_path / "model", eval_held_out=3), [], dry_run=True)
+    assert not r.script.sft and r.script.sft_size == 500
+    assert len(held_out_problems(r.script)) == 3

@@ -28,8 +28,16 @@ def held_out_problems(script: Any, count: int | None = None) -> list:
     from prosfi.train.sft import sft_problems
 
     count = int(script.eval_held_out if count is None else count)
-    # the SFT set is left out even when this run skips SFT (an ablation starting from a shared warm-up)
-    seen = {_content_key(p) for p in from_script_args(script) + sft_problems(script)}
+    # the SFT set is left out even when this run skips SFT (an ablation starting from a shared warm-up);
+    # a run without SFT whose sft_size the generator cannot fill (2-person K&K has ~400 puzzles) has no
+    # such set to leave out
+    try:
+        warm_up = sft_problems(script)
+    except ValueError:
+        if script.sft:
+            raise
+        warm_up = []
+    seen = {_content_key(p) for p in from_script_args(script) + warm_up}
     kept, draw = [], 0
     while len(kept) < count and draw < 5:  # a small generated space may need a second draw
         for p in from_script_args(script, count=2 * count, seed_offset=SEED_OFFSET + draw):
