@@ -1,7 +1,9 @@
-"""The GPU launchers, run here with stand-ins for `trl`, `accelerate`, `curl`, `srun` and `scontrol` that
-record how they were called: the vLLM server gets the model the trainers get (overrides included) and a
+"""The GPU launchers, run here with stand-ins for `vllm`, `trl`, `accelerate`, `curl`, `srun` and `scontrol`
+that record how they were called: the vLLM server gets the model the trainers get (overrides included) and a
 tensor-parallel size Qwen2.5-7B's 28 heads / 4 KV heads allow, the warm-up runs as its own launch before
 GRPO, a dead server stops the launcher at once, and the SLURM log path needs no directory made first.
+The server is `vllm serve` with the settings TRL 1.16's deprecated `trl vllm-serve` adds
+(trl/scripts/vllm_serve.py `build_command`): dev mode, the NCCL weight-transfer engine, processed log-probs.
 """
 
 from __future__ import annotations
@@ -25,10 +27,13 @@ def _stubs(tmp_path: Path, server_dies: bool = False) -> tuple[Path, Path]:
     bin_dir, calls = tmp_path / "bin", tmp_path / "calls.log"
     bin_dir.mkdir()
     record = f'printf "%s\\n" "$(basename "$0") $*" >> {shlex.quote(str(calls))}\n'
+    server = (f'printf "%s\\n" "$(basename "$0") $* [dev_mode=${{VLLM_SERVER_DEV_MODE:-unset}}]" '
+              f'>> {shlex.quote(str(calls))}\n')
     stubs = {
-        "trl": record + ("exit 1\n" if server_dies else "exec sleep 30\n"),
+        "vllm": server + ("exit 1\n" if server_dies else "exec sleep 30\n"),
+        "trl": record + "exit 1\n",  # deprecated in TRL 1.16: the launchers must not call it
         "accelerate": record,
-        "curl": "exit 1\n" if server_dies else "exit 0\n",
+        "curl": record + ("exit 1\n" if server_dies else "exit 0\n"),
         "srun": record + 'while [[ "$1" == --* ]]; do shift; done; exec "$@"\n',
         "scontrol": 'printf "node1\\nnode2\\nnode3\\n"\n',
         "python": f'exec {shlex.quote(sys.executable)} "$@"\n',  # the launchers' `python -m prosfi...`
@@ -59,13 +64,26 @@ def _flag(line: str, name: str) -> str:
     return words[words.index(name) + 1]
 
 
+def _serve(calls: list[str]) -> str:
+    """The server's command line, checked for what TRL's server mode needs."""
+    assert not [c for c in calls if c.startswith("trl ")]  # not the deprecated `trl vllm-serve`
+    serve = next(c for c in calls if c.startswith("vllm serve "))
+    assert serve.endswith("[dev_mode=1]")  # VLLM_SERVER_DEV_MODE=1: the weight-sync endpoints
+    assert '--weight-transfer-config {"backend": "nccl"}' in serve  # the trainers push weights over NCCL
+    assert _flag(serve, "--logprobs-mode") == "processed_logprobs"  # for the importance-sampling correction
+    assert _flag(serve, "--max-logprobs") == "-1"
+    assert _flag(serve, "--data-parallel-size") == "1"  # TRL: > 1 errors out for dense models
+    return serve
+
+
 def test_single_node_serves_the_overridden_model_and_runs_the_warm_up_first(tmp_path):
     proc, calls = _launch("single_node.sh", tmp_path, "--model_name_or_path", "my/local-model")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    serve = next(c for c in calls if c.startswith("trl vllm-serve"))
-    assert _flag(serve, "--model") == "my/local-model"
-    tp, dp = int(_flag(serve, "--tensor_parallel_size")), int(_flag(serve, "--data_parallel_size"))
-    assert 28 % tp == 0 and 4 % tp == 0 and tp * dp == 4  # Qwen2.5-7B's heads; all 4 server GPUs used
+    serve = _serve(calls)
+    assert serve.split()[2] == "my/local-model"  # `vllm serve MODEL`
+    tp = int(_flag(serve, "--tensor-parallel-size"))
+    assert 28 % tp == 0 and 4 % tp == 0 and tp == 4  # Qwen2.5-7B's heads; all 4 server GPUs used
+    assert any(c.startswith("curl ") and c.endswith(f"localhost:{8000}/health") for c in calls)  # vLLM's route
     launches = [c for c in calls if c.startswith("accelerate launch")]
     assert len(launches) == 2
     assert " -m prosfi.cli sft " in launches[0] and " -m prosfi.train " in launches[1]  # warm-up: own process
@@ -81,6 +99,13 @@ def test_single_node_stops_when_the_server_dies(tmp_path):
     assert not [c for c in calls if c.startswith("accelerate")]
 
 
+def test_single_node_says_when_server_gpus_go_unused(tmp_path):
+    proc, calls = _launch("single_node.sh", tmp_path, VLLM_GPUS="0,1,2,3,4,5", TRAIN_GPUS="6,7", VLLM_TP="2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "the server uses 2 of the 6 VLLM_GPUS" in proc.stderr
+    assert _flag(_serve(calls), "--tensor-parallel-size") == "2"
+
+
 def _slurm_env() -> dict[str, str]:
     return {"SLURM_SUBMIT_DIR": str(ROOT), "SLURM_JOB_NODELIST": "node[1-3]", "SLURM_JOB_ID": "42"}
 
@@ -89,10 +114,11 @@ def test_slurm_defaults_start_on_8_gpu_nodes(tmp_path):
     proc, calls = _launch("slurm_multinode.sbatch", tmp_path, "--gradient_accumulation_steps", "1",
                           "--model_name_or_path", "my/local-model", **_slurm_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
-    serve = next(c for c in calls if c.startswith("trl vllm-serve"))
-    assert _flag(serve, "--model") == "my/local-model"
-    tp, dp = int(_flag(serve, "--tensor_parallel_size")), int(_flag(serve, "--data_parallel_size"))
-    assert 28 % tp == 0 and 4 % tp == 0 and tp * dp == 8
+    serve = _serve(calls)
+    assert serve.split()[2] == "my/local-model" and _flag(serve, "--host") == "0.0.0.0"  # reached from other nodes
+    tp = int(_flag(serve, "--tensor-parallel-size"))
+    assert 28 % tp == 0 and 4 % tp == 0 and tp <= 8
+    assert any(c.startswith("curl ") and c.endswith("node3:8000/health") for c in calls)
     launches = [c for c in calls if c.startswith("accelerate launch")]
     assert len(launches) == 2  # (srun's stand-in runs one task for all trainer nodes)
     assert " -m prosfi.cli sft " in launches[0] and " -m prosfi.train " in launches[1]

@@ -214,3 +214,58 @@ def test_lora_prm_is_merged_and_loads_as_a_plain_model(objective, labelled, tiny
     records = read_jsonl(labelled / "data" / "val.jsonl")
     items = [(r["prompt"], r["steps"][:k], r["steps"][k]) for r in records[:2] for k in range(len(r["steps"]))]
     assert all(0.0 < s < 1.0 for s in prm.score_steps(items))
+
+
+# ZeRO-3 that releases every gathered parameter after use, as it does for a 7B model (a tiny model stays
+# under DeepSpeed's live-parameter and reuse limits, so its weights happen to stay gathered after training)
+ZERO3_RELEASING = {
+    "zero_optimization": {"stage": 3, "stage3_max_live_parameters": 0, "stage3_max_reuse_distance": 0,
+                          "stage3_param_persistence_threshold": 0, "stage3_prefetch_bucket_size": 0},
+    "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", "train_batch_size": "auto",
+    "gradient_clipping": "auto", "zero_allow_untested_optimizer": True,
+}
+
+
+@pytest.mark.parametrize("use_peft", [True, False])
+def test_prm_train_under_zero3_saves_gathered_full_weights(use_peft, labelled, tiny, tmp_path):
+    # issue #21 item 10: the main process saved (and merged) ZeRO-3 shards: empty weights. One DeepSpeed
+    # rank on CPU, started the way `accelerate launch` starts it (ZeRO-3 partitions even one rank's weights)
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    import torch
+    from safetensors import safe_open
+    from transformers import AutoModelForCausalLM
+
+    pytest.importorskip("deepspeed")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ds_config = tmp_path / "zero3.json"
+    ds_config.write_text(json.dumps(ZERO3_RELEASING))
+    out = tmp_path / "prm"
+    lora = {"use_peft": True, "lora_r": 4, "lora_alpha": 8, "lora_target_modules": ["q_proj", "v_proj"]}
+    recipe = _recipe(tmp_path, tiny, "sft", output_dir=str(out), max_steps=1, **(lora if use_peft else {}))
+    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": "0", "LOCAL_RANK": "0",
+           "WORLD_SIZE": "1", "ACCELERATE_USE_DEEPSPEED": "true", "ACCELERATE_DEEPSPEED_CONFIG_FILE": str(ds_config),
+           "ACCELERATE_DEEPSPEED_ZERO3_INIT": "true", "ACCELERATE_MIXED_PRECISION": "no",
+           "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "prosfi", "prm", "train", recipe, "--train_file",
+           str(labelled / "data" / "train.jsonl")]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    base = dict(AutoModelForCausalLM.from_pretrained(tiny).named_parameters())
+    with safe_open(str(out / "model.safetensors"), "pt") as f:
+        saved = {k: f.get_tensor(k) for k in f.keys()}
+    for name, tensor in base.items():  # full tensors, not the [0]-shaped stand-ins of released shards
+        assert name in saved and saved[name].shape == tensor.shape, name
+    q, k = "model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.k_proj.weight"
+    assert not torch.equal(saved[q], base[q].detach())  # trained (LoRA: the adapter merged in)
+    if use_peft:
+        assert torch.equal(saved[k], base[k].detach())  # no adapter on k_proj: the base weight, whole
+        assert not any("lora" in name for name in saved)
+    from prosfi.prm.model import load_prm
+
+    assert load_prm(out, device="cpu") is not None

@@ -34,7 +34,7 @@ MAIN_SHORTENED = ["--sft_max_steps", "2", "--sft_size", "16", "--max_steps", "1"
 NEEDS = {"--hub": "needs the Hugging Face hub", "data proverqa": "needs the Hugging Face hub",
          "lean probe": "needs a Lean toolchain"}
 PLACEHOLDERS = {"RECIPE.yaml": "recipes/demo/cpu_chains.yaml"}
-MODEL_FLAGS = ("--model", "--prm", "--policy")
+MODEL_FLAGS = ("--model", "--prm", "--policy", "--adapter")
 FILE_RE = re.compile(r"\.(jsonl|json|yaml|yml)$")
 
 

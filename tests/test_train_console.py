@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from prosfi.rewards.audit import AuditLog, audit_step, bounded_text, read_audit
-from prosfi.train.console import format_row
+from prosfi.train.console import format_row, generation_of
 from prosfi.train.runlog import fix_model_card
 
 GRPO_ROW = {  # the shape of a TRL GRPO row (abridged; a real one has ~40 keys)
@@ -34,7 +34,8 @@ def test_sft_rows_closing_rows_and_other_rows():
         == "[sft] step 5/400  loss 2.500  tok-acc 0.600  lr 0.003"
     assert format_row({"train_runtime": 61.7, "train_loss": 1.0}, 30, 30, "grpo", None) == \
         "[grpo] done: 30 steps in 62 s"
-    assert format_row({"eval_something": 1.0}, 3, 30, "grpo", None) is None  # not a training row: silent
+    assert format_row({"eval_something": 1.0}, 3, 30, "grpo", None) == "[grpo] eval at step 3  something 1.000"
+    assert format_row({"grad_norm": 1.0}, 3, 30, "grpo", None) is None  # no headline: silent
     assert "n/a" in format_row({"reward": float("nan")}, 1, 2, "grpo", None)
 
 
@@ -69,3 +70,95 @@ def test_model_card_names_the_base_model(tmp_path):
     assert "[Qwen/Qwen2.5-7B-Instruct](https://huggingface.co/Qwen/Qwen2.5-7B-Instruct)" in text
     assert "SFT warm-up" in text and "None" not in text and f'model="{tmp_path}"' in text
     json.dumps(text)  # plain text
+
+
+# --- issue #21 items 11 and 14: eval rows, generations, the importance-sampling ratio --------------------------
+
+def _args(**kw):
+    from types import SimpleNamespace
+
+    base = {"gradient_accumulation_steps": 2, "steps_per_generation": 2, "num_iterations": 1, "logging_steps": 1}
+    return SimpleNamespace(**{**base, **kw})
+
+
+EVAL_ROW = {"eval_accuracy": 0.5, "eval_reward_hit": 0.25, "eval_format_rate": 0.75, "eval_mean_steps": 3.0,
+            "epoch": 0.2}
+
+
+def test_an_eval_row_is_not_printed_as_a_training_row():
+    line = format_row(EVAL_ROW, 10, 30, "grpo", 2.0)
+    assert line == "[grpo] eval at step 10  accuracy 0.500  reward-hit 0.250  format 0.750"
+    assert "reward 0.250" not in line and "s/step" not in line
+
+
+def test_eval_rows_do_not_restart_the_step_timer(monkeypatch, capsys):
+    from types import SimpleNamespace
+
+    from prosfi.train import console
+
+    clock = iter([0.0, 10.0, 15.0, 20.0])
+    monkeypatch.setattr(console.time, "perf_counter", lambda: next(clock))
+    cb = console.ConsoleCallback("grpo", show_bar=False)
+    state = SimpleNamespace(global_step=0, max_steps=30, is_world_process_zero=True)
+    args = _args(gradient_accumulation_steps=1, steps_per_generation=1)
+    cb.on_train_begin(args, state, None)  # t = 0
+    state.global_step = 2
+    cb.on_log(args, state, None, logs=dict(GRPO_ROW))  # t = 10: 5 s/step
+    cb.on_log(args, state, None, logs=dict(EVAL_ROW))  # t = 15: an evaluation, the timer runs on
+    state.global_step = 4
+    cb.on_log(args, state, None, logs=dict(GRPO_ROW))  # t = 20: (20 - 10) / 2 steps
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("5.00 s/step") and lines[1].startswith("[grpo] eval at step 2")
+    assert lines[2].endswith("5.00 s/step")  # not 2.50 (timed from the eval row)
+
+
+def test_generation_of_follows_trls_schedule():
+    # num_iterations 2, steps_per_generation = gradient_accumulation_steps = 2: a generation every 4
+    # micro-steps = every 2 optimizer steps; steps 1, 3, 5 sample, 2, 4, 6 re-use
+    args = _args(num_iterations=2)
+    assert [generation_of(s, args) for s in range(1, 7)] == [(1, True), (1, False), (2, True), (2, False),
+                                                              (3, True), (3, False)]
+    assert generation_of(4, _args(num_iterations=2, logging_steps=2)) == (2, True)  # the window holds step 3
+    assert generation_of(5, _args()) is None  # one generation per optimizer step: nothing to tell apart
+    # steps_per_generation 4 with 2 accumulation steps: one generation serves 2 optimizer steps
+    assert [generation_of(s, _args(steps_per_generation=4)) for s in (1, 2, 3)] == [(1, True), (1, False),
+                                                                                    (2, True)]
+
+
+def test_num_iterations_rows_name_the_generation_and_reused_steps_say_so():
+    trained = {k: v for k, v in GRPO_ROW.items() if not k.startswith(("reward", "rewards/", "prosfi/", "frac_"))}
+    trained["kl"] = 0.002
+    sampled = format_row(GRPO_ROW, 3, 30, "grpo", None, (2, True), 2)
+    assert sampled == "[grpo] step 3/30  gen 2  reward 0.300  acc 0.250  chain 0.125  format 0.500"
+    reused = format_row(trained, 4, 30, "grpo", 1.0, (2, False), 2)
+    assert reused.startswith("[grpo] step 4/30  gen 2 re-used (num_iterations 2")
+    assert "loss 0.010" in reused and "kl 0.002" in reused and "reward" not in reused.split(";")[0]
+    assert reused.endswith("1.00 s/step")
+
+
+def test_is_ratio_warning_outside_the_band_once_per_excursion(capsys):
+    from types import SimpleNamespace
+
+    from prosfi.train.console import ConsoleCallback, is_ratio_band, ratio_warning
+
+    assert ratio_warning({"sampling/importance_sampling_ratio/mean": 0.95}, 1, (0.8, 1.25)) is None
+    assert "0.400 at step 7" in ratio_warning({"sampling/importance_sampling_ratio/mean": 0.4}, 7, (0.8, 1.25))
+    assert ratio_warning({"sampling/importance_sampling_ratio/mean": 0.4}, 7, None) is None
+    assert is_ratio_band(SimpleNamespace(is_ratio_warn_min=0.0, is_ratio_warn_max=0.0)) is None
+    assert is_ratio_band(SimpleNamespace(is_ratio_warn_min=0.7, is_ratio_warn_max=1.5)) == (0.7, 1.5)
+    cb = ConsoleCallback("grpo", show_bar=False, is_ratio_band=(0.8, 1.25))
+    state = SimpleNamespace(global_step=0, max_steps=9, is_world_process_zero=True)
+    args = _args(gradient_accumulation_steps=1, steps_per_generation=1)
+    cb.on_train_begin(args, state, None)
+    for step, ratio in enumerate([1.0, 0.5, 0.45, 1.0, 2.0], start=1):
+        state.global_step = step
+        cb.on_log(args, state, None, logs={**GRPO_ROW, "sampling/importance_sampling_ratio/mean": ratio})
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split(" at step ")[1].split()[0] for line in err] == ["2", "5"]  # 0.45 is the same excursion
+
+
+def test_grpo_config_of_the_recipes_defaults_warns_on_a_drifting_ratio():
+    from prosfi.train.config import ProsfiScriptArguments
+    from prosfi.train.console import is_ratio_band
+
+    assert is_ratio_band(ProsfiScriptArguments()) == (0.8, 1.25)

@@ -67,6 +67,22 @@ def test_zero2_warm_up_then_grpo_one_wandb_run_per_stage(tiny_model, tmp_path):
     assert b"prosfi/chain_valid_rate" not in sft_log  # GRPO's rows did not go to the warm-up's run
 
 
+def _releasing_zero3(tmp_path: Path, save_16bit: bool = False) -> str:
+    """A ZeRO-3 config that releases every gathered parameter after use, as DeepSpeed does for a 7B model (a
+    tiny one stays under its live-parameter and reuse limits, so its weights would stay gathered and a save
+    that forgot to gather would still look right)."""
+    import json
+
+    path = tmp_path / "zero3_releasing.json"
+    path.write_text(json.dumps({
+        "zero_optimization": {"stage": 3, "stage3_max_live_parameters": 0, "stage3_max_reuse_distance": 0,
+                              "stage3_param_persistence_threshold": 0, "stage3_prefetch_bucket_size": 0,
+                              "stage3_gather_16bit_weights_on_model_save": save_16bit},
+        "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+        "train_batch_size": "auto", "gradient_clipping": "auto", "zero_allow_untested_optimizer": True}))
+    return str(path)
+
+
 def test_zero3_lora_warm_up_is_merged_from_gathered_parameters(tiny_model, tmp_path):
     import torch
     from transformers import AutoModelForCausalLM
@@ -74,7 +90,7 @@ def test_zero3_lora_warm_up_is_merged_from_gathered_parameters(tiny_model, tmp_p
     out = tmp_path / "out"
     recipe = _recipe(tmp_path, tiny_model, output_dir=str(out), max_steps=1, save_strategy="no", use_peft=True,
                      lora_r=4, lora_alpha=8, lora_target_modules=["q_proj", "v_proj"])
-    _run_deepspeed(recipe, 3)
+    _run_deepspeed(recipe, 3, env={"ACCELERATE_DEEPSPEED_CONFIG_FILE": _releasing_zero3(tmp_path)})
     base = dict(AutoModelForCausalLM.from_pretrained(tiny_model).named_parameters())
     merged = dict(AutoModelForCausalLM.from_pretrained(out / "sft").named_parameters())
     assert merged.keys() == base.keys()  # a plain model: no LoRA layers left
@@ -113,3 +129,53 @@ def test_the_warm_up_model_and_accelerator_state_are_released_before_grpo(tiny_m
         gc.enable()
     assert Path(path, "prosfi_sft_done").is_file()
     assert AcceleratorState._shared_state == {}  # GRPO's trainer may bring its own DeepSpeed plugin
+
+
+def _run_two_ranks(recipe: str, env: dict, timeout: int = 420) -> subprocess.CompletedProcess:
+    """`prosfi train` as two CPU processes (torchrun); a hang is killed with its whole process group."""
+    import signal
+
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           "-m", "prosfi.train", recipe]
+    proc = subprocess.Popen(cmd, env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1", **env},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"two-process run did not finish in {timeout} s (hang?)\n{out[-2000:]}\n{err[-2000:]}")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+ZERO3 = {"ACCELERATE_USE_DEEPSPEED": "true", "ACCELERATE_DEEPSPEED_ZERO_STAGE": "3",
+         "ACCELERATE_DEEPSPEED_ZERO3_INIT": "true", "ACCELERATE_DEEPSPEED_ZERO3_SAVE_16BIT_MODEL": "true",
+         "ACCELERATE_MIXED_PRECISION": "no"}  # recipes/accelerate_configs/zero3.yaml, on CPU
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gather", [True, False], ids=["gathered", "lockstep"])
+def test_zero3_two_processes_held_out_evaluation_runs_on_every_rank(gather, tiny_model, tmp_path):
+    # issue #21 item 9: the held-out evaluation after GRPO generated on the main process only, so under
+    # ZeRO-3 the other rank waited at a barrier while rank 0 needed it to gather weights (a hang); the
+    # one before GRPO loaded the model inside zero.Init on rank 0 alone (a hang too)
+    import json
+
+    out = tmp_path / "out"
+    recipe = tiny_recipe(tmp_path, tiny_model, output_dir=str(out), max_steps=1, save_strategy="no",
+                         max_completion_length=16, eval_held_out=3, eval_batch_size=2, sft_size=8,
+                         ds3_gather_for_generation=gather)  # False: shards gathered per forward, in lockstep
+    # parameters released after each use (generation needs both ranks for every forward)
+    proc = _run_two_ranks(recipe, {**ZERO3, "ACCELERATE_DEEPSPEED_CONFIG_FILE": _releasing_zero3(tmp_path, True)})
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    summary = json.loads((out / "summary.json").read_text())
+    for stage in ("eval_before", "eval_after"):
+        records = [json.loads(line) for line in (out / stage / "completions.jsonl").read_text().splitlines()]
+        assert len(records) == 3 and len({r["problem_id"] for r in records}) == 3  # both ranks' shares
+        assert summary[stage]["n_problems"] == 3
+    # the 16-bit save gathered the shards: full tensors
+    from transformers import AutoModelForCausalLM
+
+    base = dict(AutoModelForCausalLM.from_pretrained(tiny_model).named_parameters())
+    saved = dict(AutoModelForCausalLM.from_pretrained(out).named_parameters())
+    assert {k: v.shape for k, v in saved.items()} == {k: v.shape for k, v in base.items()}

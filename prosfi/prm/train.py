@@ -9,7 +9,7 @@
 Keys are the fields of `PRMScriptArguments`, TRL's `SFTConfig` / `RewardConfig` (by objective) and
 `ModelConfig`, resolved like `prosfi train` (YAML + overrides, dotted keys, run names). LoRA is
 `use_peft: true`; the adapters are merged into the saved model, so `prosfi prm score` loads a plain
-model directory with `prosfi_prm.json`.
+model directory with `prosfi_prm.json`. Under DeepSpeed ZeRO-3 the shards are gathered before saving.
 """
 
 from __future__ import annotations
@@ -219,16 +219,33 @@ def run(resolved) -> str:
                                 processing_class=tokenizer, peft_config=peft_config)
     trainer.train()
     out = Path(training.output_dir)
-    model = trainer.accelerator.unwrap_model(trainer.model)
+    save_full_model(trainer, out)
     if trainer.accelerator.is_main_process:
-        if hasattr(model, "merge_and_unload"):
-            model = model.merge_and_unload()
-        model.save_pretrained(out)
         trainer.processing_class.save_pretrained(out)
         write_marker(out, script.objective, base_model=path, train_rows=len(train),
                      steps=trainer.state.global_step)
     trainer.accelerator.wait_for_everyone()
     return str(out)
+
+
+def save_full_model(trainer: Any, out: Path) -> None:
+    """Write the trained model to `out` whole (LoRA adapters merged) from the main process. Under ZeRO-3
+    every rank holds a shard of each parameter (an empty tensor in place of the weight): all ranks gather
+    them first (a collective), as the SFT warm-up's save does, then the main process merges and saves."""
+    from contextlib import nullcontext
+
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    plugin = getattr(trainer.accelerator.state, "deepspeed_plugin", None)
+    gathered = nullcontext()
+    if plugin is not None and plugin.zero_stage == 3:
+        import deepspeed
+
+        gathered = deepspeed.zero.GatheredParameters(list(model.parameters()), modifier_rank=None)
+    with gathered:
+        if trainer.accelerator.is_main_process:
+            if hasattr(model, "merge_and_unload"):
+                model = model.merge_and_unload()
+            model.save_pretrained(out)
 
 
 __all__ = ["PRMScriptArguments", "dataclass_types", "objective_of", "resolve", "run"]

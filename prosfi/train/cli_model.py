@@ -1,4 +1,6 @@
-"""`prosfi model tiny --out DIR`: a tiny random Qwen2 model plus a locally trained tokenizer."""
+"""`prosfi model tiny --out DIR`: a tiny random Qwen2 model plus a locally trained tokenizer.
+`prosfi model merge --adapter DIR -o OUT`: a LoRA adapter (a GPU recipe's output) merged into its base,
+saved as one full model that `prosfi eval --engine vllm` and transformers load."""
 
 from __future__ import annotations
 
@@ -9,14 +11,46 @@ import dataclasses
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from prosfi.train.tiny import TinyModelConfig
 
-    parser.add_argument("kind", choices=["tiny"], help="which model to build (only 'tiny' for now)")
-    parser.add_argument("--out", required=True, help="directory to save the model and tokenizer in")
+    kinds = parser.add_subparsers(dest="kind", required=True, metavar="{tiny,merge}")
+    tiny = kinds.add_parser("tiny", help="build a tiny random Qwen2 model and tokenizer (demos, tests)")
+    tiny.add_argument("--out", required=True, help="directory to save the model and tokenizer in")
     for f in dataclasses.fields(TinyModelConfig):
-        parser.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=type(f.default),
-                            default=f.default, help=f.metadata.get("help"))
+        tiny.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=type(f.default),
+                          default=f.default, help=f.metadata.get("help"))
+    merge = kinds.add_parser("merge", help="merge a LoRA adapter into its base model (for vLLM)")
+    merge.add_argument("--adapter", required=True, help="the adapter directory (adapter_config.json), e.g. a "
+                       "GPU run's output_dir or one of its checkpoint-N folders")
+    merge.add_argument("-o", "--out", required=True, help="new folder for the merged model")
+    merge.add_argument("--base", default=None, help="base model (default: the adapter's base_model_name_or_path)")
+    merge.add_argument("--dtype", default="auto", choices=["auto", "bfloat16", "float16", "float32"],
+                       help="weights' dtype in OUT (auto: the base model's)")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.kind == "merge":
+        return _merge(args)
+    return _tiny(args)
+
+
+def _merge(args: argparse.Namespace) -> int:
+    import sys
+
+    from prosfi.train.merge import MergeError, merge_adapter
+
+    try:
+        out = merge_adapter(args.adapter, args.out, base=args.base, dtype=args.dtype)
+    except MergeError as exc:
+        print(f"prosfi model merge: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        print(f"prosfi model merge: cannot load or write a model: {first[:300]}", file=sys.stderr)
+        return 2
+    print(f"merged model saved to {out} (prosfi eval --model {out} --engine vllm ... loads it)")
+    return 0
+
+
+def _tiny(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 

@@ -139,6 +139,25 @@ class _BaseScriptArguments:
     dry_run: bool = field(
         default=False, metadata={"help": "print the resolved configuration and exit (no model, no verifier)"}
     )
+    is_ratio_warn_min: float = field(
+        default=0.8,
+        metadata={"help": "warn when the logged mean vLLM importance-sampling ratio "
+                  "(sampling/importance_sampling_ratio/mean) falls below this (0: never)"},
+    )
+    is_ratio_warn_max: float = field(
+        default=1.25,
+        metadata={"help": "warn when the logged mean vLLM importance-sampling ratio rises above this (0: never)"},
+    )
+    sft_min_format_rate: float = field(
+        default=0.0,
+        metadata={"help": "after the SFT warm-up, stop the recipe (before GRPO) with a message when the warm-up "
+                  "model's format rate on sft_format_check held-out prompts is below this (0: no check)"},
+    )
+    sft_format_check: int = field(
+        default=32,
+        metadata={"help": "held-out problems (never in SFT or GRPO) the warm-up's format rate is measured on, "
+                  "greedy, when sft_min_format_rate > 0"},
+    )
     num_processes: int = field(
         default=0,
         metadata={"help": "training processes the recipe's batch is meant for: --dry-run computes "
@@ -249,6 +268,8 @@ def validate(script_args: Any) -> None:
         raise ValueError(f"dataset_path: required when dataset is {script_args.dataset!r}")
     if script_args.toy_layout not in ("shuffled", "fixed"):
         raise ValueError(f"toy_layout: 'shuffled' or 'fixed', got {script_args.toy_layout!r}")
+    if not 0.0 <= script_args.sft_min_format_rate <= 1.0:
+        raise ValueError(f"sft_min_format_rate: between 0 and 1, got {script_args.sft_min_format_rate}")
     if not 0.0 <= script_args.sft_sloppy_fraction <= 1.0:
         raise ValueError(f"sft_sloppy_fraction: between 0 and 1, got {script_args.sft_sloppy_fraction}")
     try:

@@ -101,12 +101,30 @@ def _report_batch(resolved: ResolvedRecipe) -> None:
               f"has {batch.num_processes}", file=sys.stderr, flush=True)
 
 
+def _check_warm_up(script: Any, training: Any, verifier: Any, model_path: str) -> None:
+    """Stop before GRPO when the warm-up model rarely writes the steps format (`sft_min_format_rate`)."""
+    from accelerate import PartialState
+
+    from prosfi.train import heldout
+
+    rate = heldout.warm_up_format_rate(script, training, verifier, model_path)
+    if rate is None:
+        return
+    verdict = heldout.warm_up_verdict(rate, script, training)
+    if verdict is not None:
+        raise SetupError(verdict)
+    if PartialState().is_main_process:
+        print(f"[prosfi] SFT warm-up format rate {rate:.0%} on {script.sft_format_check} held-out prompts "
+              f"(sft_min_format_rate {script.sft_min_format_rate:g})", flush=True)
+
+
 def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     """Run the recipe's stages; return the summary (also written to output_dir/summary.json)."""
     from accelerate import PartialState
     from trl import GRPOTrainer, get_peft_config
 
     from prosfi.train.console import install as install_console
+    from prosfi.train.console import is_ratio_band
     from prosfi.train.problems import from_script_args
     from prosfi.train.rows import grpo_dataset
     from prosfi.train.runlog import start_audit, write_model_card
@@ -140,6 +158,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
             else:
                 print(f"[prosfi] SFT warm-up on gold traces -> {out / 'sft'}", flush=True)
             model_path = run_sft(script, training, model_args, model_path, verifier=verifier)
+            _check_warm_up(script, training, verifier, model_path)
             if sft_only:
                 return {"run_name": training.run_name, "where": {"sft model": model_path}}
         from prosfi.train import heldout
@@ -165,7 +184,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
                 peft_config=get_peft_config(model_args),
                 callbacks=[recorder],
             )
-            install_console(trainer, "grpo")
+            install_console(trainer, "grpo", is_ratio_band(script))
             from prosfi.train.eval_callback import from_script as eval_callback
 
             evaluator = eval_callback(script, training, verifier)  # recipe key eval_data: eval curves
@@ -193,4 +212,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
         summary.plot_reward(rows, out / "reward_curve.png")
         (out / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
         print(summary.to_text(), flush=True)
+        if (out / "adapter_config.json").is_file():  # vLLM and plain from_pretrained need one full model
+            print(f"[prosfi] {out} holds a LoRA adapter: `prosfi model merge --adapter {out} -o {out}-merged` "
+                  "writes the full model `prosfi eval --engine vllm` loads", flush=True)
     return summary.as_dict()

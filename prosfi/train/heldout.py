@@ -3,7 +3,9 @@
 A recipe with `eval_held_out: N` draws N problems of its own dataset with a seed far from the
 training draws, drops any that equal an SFT or GRPO problem, and evaluates the policy on them
 (greedy, `prosfi eval`'s generation, scoring and metrics with bootstrap intervals) right before
-GRPO starts and after it ends. The two `overall` summaries go into the run's `summary.json` as
+GRPO starts and after it ends. Every process generates its share (with several processes under
+ZeRO-3 the trained model's weights are gathered by all ranks together, so a main-process-only
+evaluation would hang); the main process scores them. The two `overall` summaries go into the run's `summary.json` as
 `eval_before` / `eval_after`; each evaluation's records and summary are kept under
 `output_dir/eval_before` and `output_dir/eval_after`, so `prosfi eval compare` can pair them.
 """
@@ -11,6 +13,7 @@ GRPO starts and after it ends. The two `overall` summaries go into the run's `su
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +22,22 @@ log = logging.getLogger(__name__)
 SEED_OFFSET = 1_000_003  # far from the SFT draws (dataset_seed + 1, 2, ...) and GRPO's (dataset_seed)
 
 
-def held_out_problems(script: Any) -> list:
-    """`eval_held_out` problems of the recipe's dataset that are neither SFT nor GRPO problems."""
+def held_out_problems(script: Any, count: int | None = None) -> list:
+    """`eval_held_out` (or `count`) problems of the recipe's dataset that are neither SFT nor GRPO problems."""
     from prosfi.train.problems import from_script_args
     from prosfi.train.sft import sft_problems
 
-    count = int(script.eval_held_out)
-    # the SFT set is left out even when this run skips SFT (an ablation starting from a shared warm-up)
-    seen = {_content_key(p) for p in from_script_args(script) + sft_problems(script)}
+    count = int(script.eval_held_out if count is None else count)
+    # the SFT set is left out even when this run skips SFT (an ablation starting from a shared warm-up);
+    # a run without SFT whose sft_size the generator cannot fill (2-person K&K has ~400 puzzles) has no
+    # such set to leave out
+    try:
+        warm_up = sft_problems(script)
+    except ValueError:
+        if script.sft:
+            raise
+        warm_up = []
+    seen = {_content_key(p) for p in from_script_args(script) + warm_up}
     kept, draw = [], 0
     while len(kept) < count and draw < 5:  # a small generated space may need a second draw
         for p in from_script_args(script, count=2 * count, seed_offset=SEED_OFFSET + draw):
@@ -48,50 +59,157 @@ def _content_key(problem: Any) -> tuple:
 
 
 def evaluate_policy(model: Any, tokenizer: Any, problems: list, script: Any, training: Any, verifier: Any,
-                    out_dir: str | Path, label: str) -> dict[str, Any]:
-    """Greedy completions of `model` on `problems`, scored with the run's reward settings; the summary."""
-    from prosfi.eval import GenerationConfig, PromptSettings, evaluate, generate_hf
-    from prosfi.train.config import sub_config
+                    out_dir: str | Path, label: str) -> dict[str, Any] | None:
+    """Greedy completions of `model` on `problems`, scored with the run's reward settings: the summary on
+    the main process, None elsewhere. Every process generates its share (a ZeRO-3 model needs all ranks to
+    gather its weights, and a long evaluation on one rank while the others wait at a barrier would outlast
+    the collective timeout); the main process scores them all."""
+    return score(generate(model, tokenizer, problems, script, training), problems, script, verifier, out_dir, label)
+
+
+def generate(model: Any, tokenizer: Any, problems: list, script: Any, training: Any) -> list | None:
+    from prosfi.eval import GenerationConfig, PromptSettings
 
     settings = PromptSettings(script.system_prompt, script.few_shot, script.reward_mode)
     config = GenerationConfig(n=1, temperature=0.0, max_new_tokens=training.max_completion_length or 256,
                               batch_size=max(1, script.eval_batch_size))
-    gens = generate_hf(problems, model, tokenizer, config, settings, progress=False)
+    return generate_on_every_rank(problems, model, tokenizer, config, settings)
+
+
+def score(gens: list | None, problems: list, script: Any, verifier: Any, out_dir: str | Path,
+          label: str) -> dict[str, Any] | None:
+    """The summary of `gens` (main process; None where `gens` is None), written under `out_dir`."""
+    if gens is None:
+        return None
+    from prosfi.eval import evaluate
+    from prosfi.train.config import sub_config
+
     # scoring checks every chain whatever reward trained the policy (an outcome run scores as prosfi)
     result = evaluate(problems, gens, verifier=verifier, reward_config=sub_config(script, "reward"),
                       chain_config=sub_config(script, "chain"), out_dir=out_dir, model=label, plots=False)
     return result.summary
 
 
+def generate_on_every_rank(problems: list, model: Any, tokenizer: Any, config: Any, settings: Any) -> list | None:
+    """Each process generates for problems[rank::world]; the main process gets every generation, in
+    problem order (None elsewhere). The shares are padded to one length so every rank makes the same
+    generate() calls: under ZeRO-3 transformers runs them in lockstep (`synced_gpus`)."""
+    from accelerate import PartialState
+
+    from prosfi.eval import generate_hf
+
+    state = PartialState()
+    rank, world = state.process_index, state.num_processes
+    share = problems[rank::world]
+    size = -(-len(problems) // world)
+    padded = share + [problems[0]] * (size - len(share))
+    gens = generate_hf(padded, model, tokenizer, config, settings, progress=False)[:len(share) * config.n]
+    if world > 1:
+        from accelerate.utils import gather_object
+
+        gathered = gather_object([gens])  # one list per rank, in rank order
+    else:
+        gathered = [gens]
+    if not state.is_main_process:
+        return None
+    order = {p.id: i for i, p in enumerate(problems)}
+    flat = [g for part in gathered for g in part]
+    return sorted(flat, key=lambda g: (order.get(g.problem_id, len(order)), g.sample))
+
+
+@contextmanager
+def _without_zero3_init():
+    """Load a model whole, outside ZeRO-3's `zero.Init` (transformers consults the last TrainingArguments'
+    DeepSpeed config): the starting policy is evaluated as a plain model on every rank."""
+    from transformers.integrations import deepspeed as hf_ds
+
+    ref = hf_ds._hf_deepspeed_config_weak_ref
+    hf_ds.unset_hf_deepspeed_config()
+    try:
+        yield
+    finally:
+        hf_ds._hf_deepspeed_config_weak_ref = ref
+
+
 def before(script: Any, training: Any, verifier: Any, model_path: str) -> tuple[list, dict[str, Any] | None]:
-    """(held-out problems, the starting policy's summary) when the recipe asks for it, else ([], None)."""
+    """(held-out problems, the starting policy's summary on the main process) when the recipe asks for it,
+    else ([], None). Every process loads the starting model whole and generates its share."""
     from accelerate import PartialState
 
     if script.eval_held_out <= 0:
         return [], None
     problems = held_out_problems(script)
-    summary = None
-    if PartialState().is_main_process:
-        from prosfi.eval import load_hf
-
+    state = PartialState()
+    if state.is_main_process:
         print(f"[prosfi] held-out evaluation before GRPO: {len(problems)} problems", flush=True)
-        model, tok = load_hf(model_path, "cpu" if training.use_cpu else None)
+    from prosfi.eval import load_hf
+
+    with _without_zero3_init():
+        model, tok = load_hf(model_path, "cpu" if training.use_cpu else str(state.device))
         summary = evaluate_policy(model, tok, problems, script, training, verifier,
                                   Path(training.output_dir) / "eval_before", f"{model_path} (before GRPO)")
-        del model
-    PartialState().wait_for_everyone()
+    del model
+    from prosfi.train.stages import release_memory
+
+    release_memory()  # GRPO loads its own copy next
+    state.wait_for_everyone()
     return problems, summary
 
 
 def after(trainer: Any, problems: list, script: Any, training: Any, verifier: Any) -> dict[str, Any] | None:
-    """The trained policy's summary on the same held-out problems (main process; None elsewhere)."""
+    """The trained policy's summary on the same held-out problems (main process; None elsewhere).
+    Every process generates its share with the trained model (ZeRO-3: weights gathered as TRL gathers
+    them for generation)."""
     if not problems:
         return None
-    summary = None
+    from trl.models import unwrap_model_for_generation
+
     if trainer.accelerator.is_main_process:
         print(f"[prosfi] held-out evaluation after GRPO: {len(problems)} problems", flush=True)
-        model = trainer.accelerator.unwrap_model(trainer.model)
-        summary = evaluate_policy(model, trainer.processing_class, problems, script, training, verifier,
-                                  Path(training.output_dir) / "eval_after", f"{training.output_dir} (after GRPO)")
+    with unwrap_model_for_generation(trainer.model_wrapped, trainer.accelerator,
+                                     gather_deepspeed3_params=getattr(training, "ds3_gather_for_generation", True),
+                                     gradient_checkpointing_kwargs=training.gradient_checkpointing_kwargs) as model:
+        gens = generate(model, trainer.processing_class, problems, script, training)
+    # scored after the gathered weights are released; the other processes wait at the barrier
+    summary = score(gens, problems, script, verifier, Path(training.output_dir) / "eval_after",
+                    f"{training.output_dir} (after GRPO)")
     trainer.accelerator.wait_for_everyone()
     return summary
+
+
+def warm_up_format_rate(script: Any, training: Any, verifier: Any, model_path: str) -> float | None:
+    """The warm-up model's format rate on `sft_format_check` held-out prompts (greedy), the same on every
+    process; None when the recipe sets no `sft_min_format_rate`. Records go to output_dir/sft/format_check."""
+    from accelerate import PartialState
+
+    if script.sft_min_format_rate <= 0:
+        return None
+    problems = held_out_problems(script, max(1, int(script.sft_format_check)))
+    state = PartialState()
+    from prosfi.eval import load_hf
+
+    with _without_zero3_init():
+        model, tok = load_hf(model_path, "cpu" if training.use_cpu else str(state.device))
+        summary = evaluate_policy(model, tok, problems, script, training, verifier,
+                                  Path(training.output_dir) / "sft" / "format_check", f"{model_path} (warm-up)")
+    del model
+    from prosfi.train.stages import release_memory
+
+    release_memory()
+    rate = [None if summary is None else float(summary["overall"].get("format_rate") or 0.0)]
+    if state.num_processes > 1:
+        from accelerate.utils import broadcast_object_list
+
+        broadcast_object_list(rate, from_process=0)
+    return rate[0]
+
+
+def warm_up_verdict(rate: float, script: Any, training: Any) -> str | None:
+    """The one-line reason to stop before GRPO (the warm-up's format rate below the recipe's bound), or None."""
+    if rate >= script.sft_min_format_rate:
+        return None
+    where = Path(training.output_dir) / "sft" / "format_check"
+    return (f"the SFT warm-up writes the steps format on {rate:.0%} of {script.sft_format_check} held-out prompts, "
+            f"below sft_min_format_rate {script.sft_min_format_rate:g}: GRPO would start from a policy that rarely "
+            "earns a reward; train the warm-up longer (sft_num_train_epochs, sft_learning_rate) or lower "
+            f"sft_min_format_rate (completions in {where})")

@@ -1,0 +1,164 @@
+"""The GPU path's pieces that run on CPU (issue #21 items 11-13): the 7B recipes' vLLM importance-sampling
+and warm-up settings, the warm-up's format-rate gate before GRPO, and `prosfi model merge`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from prosfi.cli import main as prosfi_main
+
+pytest.importorskip("trl")
+
+ROOT = Path(__file__).resolve().parents[1]
+GPU_RECIPES = sorted((ROOT / "recipes" / "qwen2.5-7b-instruct" / "grpo").glob("*.yaml"))
+
+
+def _resolve(recipe: Path):
+    from prosfi.train.recipe import resolve
+
+    return resolve(str(recipe), [], dry_run=True)  # dry: no bf16 GPU needed to resolve
+
+
+@pytest.mark.parametrize("recipe", GPU_RECIPES, ids=lambda p: p.stem)
+def test_gpu_recipes_bound_the_vllm_importance_sampling_ratio_per_token(recipe):
+    # the policy is scored with its LoRA adapter unmerged while vLLM samples from merged bf16 weights: a
+    # small systematic per-token gap. A sequence-level ratio compounds it over thousands of tokens (and
+    # without a lower bound silently down-weights whole sequences); per-token ratios clipped to a band do not
+    training = _resolve(recipe).training
+    assert training.use_vllm and training.vllm_importance_sampling_correction
+    assert training.vllm_importance_sampling_mode == "token_truncate"
+    assert training.vllm_importance_sampling_clip_min == pytest.approx(0.5)
+    assert training.vllm_importance_sampling_clip_max == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("recipe", GPU_RECIPES, ids=lambda p: p.stem)
+def test_gpu_recipes_warn_when_the_ratio_mean_leaves_its_band(recipe):
+    from prosfi.train.console import is_ratio_band
+
+    low, high = is_ratio_band(_resolve(recipe).script)
+    assert 0.5 < low < 1.0 < high < 2.0  # inside the clip band: a drift shows before the clipping hides it
+
+
+@pytest.mark.parametrize("recipe", [r for r in GPU_RECIPES if yaml.safe_load(r.read_text()).get("sft")],
+                         ids=lambda p: p.stem)
+def test_gpu_recipes_warm_up_moves_a_lora_model_and_is_checked(recipe):
+    r = _resolve(recipe)
+    script, model = r.script, r.model
+    assert model.use_peft and 1e-4 <= script.sft_learning_rate <= 2e-4  # LoRA's usual range, not 1e-5
+    # optimizer steps of the warm-up on one node's 4 processes: enough to learn a format
+    per_step = script.sft_per_device_train_batch_size * 4
+    steps = script.sft_num_train_epochs * script.sft_size / per_step
+    assert steps >= 250
+    assert 0.0 < script.sft_min_format_rate <= 1.0 and script.sft_format_check >= 32
+
+
+def test_warm_up_verdict_names_the_rate_and_the_key():
+    from types import SimpleNamespace
+
+    from prosfi.train.heldout import warm_up_verdict
+
+    script = SimpleNamespace(sft_min_format_rate=0.5, sft_format_check=32)
+    training = SimpleNamespace(output_dir="runs/x")
+    assert warm_up_verdict(0.5, script, training) is None
+    line = warm_up_verdict(0.125, script, training)
+    assert "12% of 32" in line and "sft_min_format_rate 0.5" in line and "\n" not in line
+
+
+def test_recipe_stops_before_grpo_when_the_warm_up_rarely_writes_the_format(tiny_model, tmp_path, capsys):
+    from test_train_run import _recipe
+
+    out = tmp_path / "out"
+    recipe = _recipe(tmp_path, tiny_model, output_dir=str(out), sft=True, sft_size=8, sft_max_steps=1,
+                     sft_per_device_train_batch_size=4, sft_min_format_rate=1.0, sft_format_check=4,
+                     max_completion_length=16)
+    assert prosfi_main(["train", recipe]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("prosfi train: error")]
+    assert len(err) == 1 and "sft_min_format_rate 1" in err[0] and "of 4 held-out prompts" in err[0]
+    assert (out / "sft" / "prosfi_sft_done").is_file()  # the warm-up itself finished
+    assert (out / "sft" / "format_check" / "completions.jsonl").is_file()  # what it wrote, to read
+    assert not (out / "metrics.jsonl").exists() and not (out / "model.safetensors").exists()  # no GRPO
+
+
+def test_min_format_rate_outside_0_1_is_refused(tmp_path, capsys):
+    from test_train_run import _recipe
+
+    recipe = _recipe(tmp_path, tmp_path / "model", sft_min_format_rate=1.5)
+    assert prosfi_main(["train", recipe, "--dry-run"]) == 2
+    assert "sft_min_format_rate" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def tiny_adapter(tiny_model, tmp_path_factory) -> Path:
+    """A tiny LoRA adapter on the tiny model, with non-zero weights (a fresh LoRA's B is zero)."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    out = tmp_path_factory.mktemp("adapter") / "run"
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(tiny_model),
+                           LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.5)
+    model.save_pretrained(out)
+    AutoTokenizer.from_pretrained(tiny_model).save_pretrained(out)  # as GRPO's save_model writes it
+    return out
+
+
+def test_model_merge_writes_a_full_model_with_the_adapters_outputs(tiny_model, tiny_adapter, tmp_path, capsys):
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    out = tmp_path / "merged"
+    assert prosfi_main(["model", "merge", "--adapter", str(tiny_adapter), "-o", str(out)]) == 0
+    assert str(out) in capsys.readouterr().out
+    assert (out / "config.json").is_file() and not (out / "adapter_config.json").exists()
+    merged = AutoModelForCausalLM.from_pretrained(out)
+    assert not any("lora" in name for name, _ in merged.named_parameters())  # a plain model (vLLM loads it)
+    peft = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(tiny_model), str(tiny_adapter))
+    ids = torch.tensor([[5, 17, 42, 99, 3]])
+    with torch.no_grad():
+        want, got = peft(ids).logits, merged(ids).logits
+        base = AutoModelForCausalLM.from_pretrained(tiny_model)(ids).logits
+    assert torch.allclose(want, got, atol=1e-4) and not torch.allclose(base, got, atol=1e-3)
+
+
+def test_merged_model_loads_in_prosfi_eval(tiny_adapter, tmp_path):
+    out = tmp_path / "merged"
+    assert prosfi_main(["model", "merge", "--adapter", str(tiny_adapter), "-o", str(out)]) == 0
+    rc = prosfi_main(["eval", "--model", str(out), "--data", "kk:2", "--count", "2", "--max-new-tokens", "8",
+                      "-o", str(tmp_path / "eval")])
+    assert rc == 0 and (tmp_path / "eval" / "summary.json").is_file()
+
+
+def test_model_merge_refuses_what_it_cannot_merge(tiny_model, tiny_adapter, tmp_path, capsys):
+    full = ["model", "merge", "--adapter", str(tiny_model), "-o", str(tmp_path / "a")]
+    assert prosfi_main(full) == 2 and "a full model already" in capsys.readouterr().err
+    assert prosfi_main(["model", "merge", "--adapter", str(tmp_path), "-o", str(tmp_path / "b")]) == 2
+    assert "no adapter_config.json" in capsys.readouterr().err
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "x").write_text("keep")
+    assert prosfi_main(["model", "merge", "--adapter", str(tiny_adapter), "-o", str(taken)]) == 2
+    err = capsys.readouterr().err
+    assert "not an empty folder" in err and len(err.strip().splitlines()) == 1
+    assert (taken / "x").read_text() == "keep"
+
+
+def test_held_out_draw_without_sft_ignores_an_sft_size_the_generator_cannot_fill(tmp_path):
+    # sft: false, 2-person K&K (~400 distinct puzzles) and the default sft_size 500: the held-out draw
+    # used to fail on the SFT set this run never builds
+    from test_train_run import _recipe
+
+    from prosfi.train.heldout import held_out_problems
+    from prosfi.train.recipe import resolve
+
+    r = resolve(_recipe(tmp_path, tmp_path / "model", eval_held_out=3), [], dry_run=True)
+    assert not r.script.sft and r.script.sft_size == 500
+    assert len(held_out_problems(r.script)) == 3
