@@ -59,10 +59,29 @@ class AnnotatedStep:
     grounded_reason: str          # "" when grounded; else which number has no provenance
 
 
-def _claim(value: Fraction, unit: str):
-    from prosfi.quant import parse_quantity
+def _claim_like(value: Fraction, computed):
+    """The stated number as a value of the computed one's dimension and display unit: an annotation states
+    no unit, so unit trouble shows only as a dimension error inside the expression (`$12 + 5 packs`)."""
+    from prosfi.quant import Value
+    from prosfi.quant.units import unit_info
 
-    return parse_quantity({"value": str(value) if value.denominator != 1 else str(value.numerator), "unit": unit})
+    if computed is None:
+        return Value(value)
+    info = unit_info(computed.unit) if computed.unit else None
+    mag = value if info is None else value * info.scale + info.offset
+    return Value(mag, computed.dims, computed.unit)
+
+
+def _text_results(solution: str) -> list[tuple[int, Fraction]]:
+    """(line, result) of the plain-text equations the solution states without an annotation
+    (`$50 - $33 = $17`): a later literal equal to one of them has that provenance."""
+    from prosfi.data.gsm8k import equations
+
+    return [(e.line, e.result) for e in equations(solution) if e.origin == "text"]
+
+
+def _near(a: Fraction, b: Fraction, rel: float = 1e-9) -> bool:
+    return a == b or abs(float(a) - float(b)) <= rel * max(abs(float(a)), abs(float(b)), 1e-12)
 
 
 def read_steps(problem: Problem, solution: str) -> list[AnnotatedStep]:
@@ -75,9 +94,11 @@ def read_steps(problem: Problem, solution: str) -> list[AnnotatedStep]:
     from prosfi.quant import QuantError, check_quantity, evaluate, parse_expr
 
     chain = _Chain(problem)
+    texts = _text_results(solution)
     out: list[AnnotatedStep] = []
     for m in _ANNOTATION.finditer(solution):
         body = m.group(1)
+        line = solution.count("\n", 0, m.start())
         sid = f"s{len(out) + 1}"
         lhs, eq, rhs = body.rpartition("=")
         value = parse_number(rhs) if eq else None
@@ -119,22 +140,23 @@ def read_steps(problem: Problem, solution: str) -> list[AnnotatedStep]:
         expr = _render(grounded_tokens)
         env = {k: chain.value_of(k) for kind, k in grounded_tokens if kind == "ref"}
         try:
-            unit = evaluate(parse_expr(expr), env).unit
+            computed = evaluate(parse_expr(expr), env)
         except QuantError:
-            unit = ""
-        try:
-            claim = _claim(value, unit)
-        except QuantError:
-            unit, claim = "", _claim(value, "")
+            computed = None
+        claim = _claim_like(value, computed)
+        unit = claim.unit
         verdict = check_quantity(env, expr=expr, claim=claim)
-        free = [t[1] for t in grounded_tokens if t[0] == "num" and Fraction(t[1]) not in chain.constants]
+        free = [t[1] for t in grounded_tokens if t[0] == "num" and Fraction(t[1]) not in chain.constants
+                and not any(ln <= line and _near(r, Fraction(t[1])) for ln, r in texts)]
         reason = "" if not free else (
             f"invented number {free[0]}: neither a given, an earlier result nor a listed constant")
         step = {"id": sid, "expr": expr, "value": _json_number(value), "unit": unit}
         out.append(AnnotatedStep(step, body, verdict.status.value if hasattr(verdict.status, "value")
                                  else str(verdict.status), verdict.detail or "", not free, reason))
         # later literals may cite this result as stated (its claim, right or wrong)
-        chain.steps.append({"key": sid, "tokens": grounded_tokens, "value": claim, "shown": value})
+        # (a float `shown` lets 99 cite a stated 99.00000000000001; exact values still compare exactly)
+        chain.steps.append({"key": sid, "tokens": grounded_tokens, "value": claim,
+                            "shown": value if value.denominator == 1 else float(value)})
     return out
 
 
