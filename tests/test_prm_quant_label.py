@@ -275,3 +275,28 @@ def test_cli_label_gsm8k(tmp_path):
     r = subprocess.run(cmd[:-2] + ["-o", str(tmp_path / "o2"), "--completions", str(tmp_path / "missing.jsonl")],
                        check=False, capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_scores_for_rerank_and_the_ablation_table(sprints):
+    from prosfi.prm.metaeval import ablation_table
+    from prosfi.prm.quant_label import score_records
+    from prosfi.prm.rerank import rerank_table
+
+    sols = [(EXAMPLE["ground_truth"], "ground_truth", True), (EXAMPLE["6b_finetuning"]["solution"], "6b", False),
+            ("He runs 3*50=<<3*50=150>>150 meters\nA: 150", "invent", False),
+            ("3*3=<<3*3=9>>9\n9*60=<<9*60=540>>540\nA: 540", "175b", True)]
+    recs = [label_solution(sprints, text, model=m, is_correct=ok) for text, m, ok in sols]
+    scored = score_records(recs, seed=3)
+    assert [s["model"] for s in scored] == ["6b", "invent", "175b"]  # the answer key does not compete
+    assert sorted(s["sample"] for s in scored) == [0, 1, 2]
+    assert scored[1]["step_scores"] == [0.0] and scored[2]["step_scores"] == [1.0, 1.0]
+    rows = {r["method"]: r for r in rerank_table(scored, n_boot=20)}
+    assert rows["oracle (pass@K)"]["accuracy"] == 1.0
+    assert rows["prm:min"]["accuracy"] <= rows["oracle (pass@K)"]["accuracy"]
+    # verifier alone / PRM alone / verifier + PRM against valid-and-grounded: a PRM that scores the invented
+    # step low and everything else high is perfect; the verifier alone misses the invented number
+    prm = [[0.9] * len(r["labels"]) if r["model"] != "invent" else [0.1] for r in recs]
+    table = {row["judge"]: row for row in ablation_table(recs, prm)}
+    assert table["PRM only"]["step_accuracy"] == 1.0 and table["verifier + PRM"]["step_accuracy"] == 1.0
+    assert table["verifier only"]["step_accuracy"] < 1.0
+    assert table["verifier only"]["first_error_accuracy_erroneous"] == 0.0

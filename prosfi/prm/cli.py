@@ -272,6 +272,7 @@ def _label_gsm8k(args: argparse.Namespace, out: Path) -> int:
     _write_jsonl(out / "val.jsonl", val)
     _write_jsonl(out / "fover.jsonl", (ql.fover_record(r) for r in labelled))
     _write_jsonl(out / "processbench.jsonl", (ql.processbench_record(r) for r in labelled))
+    _write_jsonl(out / "scores.jsonl", ql.score_records(records, args.split_seed))
     steps = sum(len(r["labels"]) for r in records)
     report_json = {
         "solutions_read": report.solutions, "solutions_unmatched": report.unmatched, "bad_lines": len(report.bad),
@@ -284,7 +285,7 @@ def _label_gsm8k(args: argparse.Namespace, out: Path) -> int:
     (out / "stats.json").write_text(json.dumps(report_json, indent=2) + "\n")
     print(json.dumps(report_json, indent=2))
     _log("label", f"wrote {out}/labels.jsonl ({len(records)} solutions), train.jsonl ({len(train)}), val.jsonl "
-         f"({len(val)}), fover.jsonl, processbench.jsonl, stats.json")
+         f"({len(val)}), fover.jsonl, processbench.jsonl, scores.jsonl, stats.json")
     return 0
 
 

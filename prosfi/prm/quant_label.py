@@ -211,6 +211,35 @@ def processbench_record(rec: dict[str, Any]) -> dict[str, Any]:
             "final_answer_correct": rec.get("answer_correct")}
 
 
+def score_record(rec: dict[str, Any], sample: int) -> dict[str, Any]:
+    """A `prosfi prm score`-style record for `prosfi prm rerank --scores`: the symbolic judge's step scores
+    (1.0 = valid and grounded, 0.0 otherwise) stand in for a PRM's, so Best-of-K by min / mean / last /
+    product, majority vote, random and oracle run on GSM8K-style solutions with no model at all."""
+    return {"problem_id": rec["problem_id"], "sample": sample, "source": "gsm8k", "difficulty": None,
+            "model": rec.get("model"), "format_ok": rec["answer"] is not None, "answer": rec["answer"],
+            "answer_correct": bool(rec.get("answer_correct")), "chain_valid": bool(rec["labels"]) and all(rec["labels"]),
+            "reward": 1.0 if rec.get("answer_correct") and rec["labels"] and all(rec["labels"]) else 0.0,
+            "step_scores": [1.0 if ok and g else 0.0 for ok, g in zip(rec["labels"], rec["grounded"])]}
+
+
+def score_records(records: Sequence[dict[str, Any]], seed: int = 0) -> list[dict[str, Any]]:
+    """`score_record` for every candidate solution (GSM8K's own `ground_truth`, the answer key, left out).
+    Sample numbers are a seeded shuffle within each problem: `rerank` breaks ties by sample number, and the
+    file's order (6B models first) would otherwise decide them."""
+    import random
+
+    by_problem: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        if r.get("model") != "ground_truth":
+            by_problem.setdefault(r["problem_id"], []).append(r)
+    out = []
+    for pid, recs in by_problem.items():
+        order = list(range(len(recs)))
+        random.Random(f"{seed}:{pid}").shuffle(order)
+        out += [score_record(r, k) for r, k in zip(recs, order)]
+    return out
+
+
 # ------------------------------------------------------------------ completion files
 def _norm_question(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
@@ -320,4 +349,4 @@ def solution_level(records: Sequence[dict[str, Any]], judge: str = "verifier") -
 
 
 __all__ = ["AnnotatedStep", "ReadReport", "final_answer", "fover_record", "label_items", "label_solution",
-           "processbench_record", "read_completions", "read_steps", "solution_level"]
+           "processbench_record", "read_completions", "read_steps", "score_record", "score_records", "solution_level"]
