@@ -273,7 +273,8 @@ def domain_pairs(problem: Problem, verifier, margin: float = 1.0, per_kind: int 
             if stats is not None:
                 stats[f"{kind}_dropped"] = stats.get(f"{kind}_dropped", 0) + 1
             continue
-        pairs.append(_pair(problem, prefix, gold[i], cand, margin, kind))
+        pairs.append({**_pair(problem, prefix, gold[i], cand, margin, kind),
+                      "givens": [dict(g) for g in problem.givens]})
     return pairs
 
 
