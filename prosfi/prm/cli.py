@@ -83,7 +83,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_generation_arguments(p)
     add_verifier_arguments(p)
     p.add_argument("-o", "--output", required=True, help="output JSONL, one pair per line")
-    p.add_argument("--margin", type=float, default=1.0, help="margin of CSP pairs (default: %(default)s)")
+    p.add_argument("--margin", type=float, default=None,
+                   help="margin of CSP pairs (default: 1.0 for logic, 0.5 = NS-PRM's γ for quantity pairs)")
     p.add_argument("--natural-margin", type=float, default=0.5,
                    help="margin of natural pairs (a step off the gold path may lie on another proof)")
     p.add_argument("--per-kind", type=int, default=2, help="CSP twins per gold step and kind (default: %(default)s)")
@@ -528,7 +529,8 @@ def _negatives(args: argparse.Namespace) -> int:
             for p in problems.values():
                 # logic twins need its groundedness (prm.ground); other domains propose their own
                 pairs_of = csp_pairs if domain_for(p).step_grounding else domain_pairs
-                pairs += pairs_of(p, verifier, args.margin, args.per_kind, stats=stats)
+                margin = args.margin if args.margin is not None else (1.0 if domain_for(p).step_grounding else 0.5)
+                pairs += pairs_of(p, verifier, margin, args.per_kind, stats=stats)
         if args.completions or args.model or args.endpoint:
             chains: dict[str, list] = {}
             for g in _generations(args, problems):
