@@ -300,3 +300,34 @@ def test_scores_for_rerank_and_the_ablation_table(sprints):
     assert table["PRM only"]["step_accuracy"] == 1.0 and table["verifier + PRM"]["step_accuracy"] == 1.0
     assert table["verifier only"]["step_accuracy"] < 1.0
     assert table["verifier only"]["first_error_accuracy_erroneous"] == 0.0
+
+
+_HOSTILE = ["<<9**9**9**9=1>>", "<<" + "9" * 5000 + "=1>>", "<<" + "(" * 2000 + "1" + ")" * 2000 + "=1>>",
+            "<<1/0=1>>", "<<=>>", "<<<<1+1=2>>>>", "<<10**10**10=3>>", "<<1e400*2=3>>", "#### \u221e", "A: $"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_HOSTILE), st.text(max_size=40),
+                          st.builds(lambda a, op, b, c: f"<<{a}{op}{b}={c}>>", st.integers(-10**6, 10**6),
+                                    st.sampled_from(["+", "-", "*", "/", "**", "%", "x", "$"]),
+                                    st.integers(-99, 99), st.integers(-10**6, 10**6))), max_size=6))
+def test_any_solution_text_gives_a_record(parts):
+    """A bad completion never crashes labelling: every annotation still gets one label, in order."""
+    sol = "\n".join(parts)
+    rec = label_solution(_SPRINTS_PROBLEM, sol)
+    assert len(rec["labels"]) == len(rec["steps"]) == len(rec["grounded"])
+    if "read_error" not in rec:
+        assert len(rec["labels"]) == len(re.findall(r"<<([^<>]*)>>", sol))
+
+
+def test_shipped_examples_label_cleanly():
+    from prosfi.data.gsm8k import load_gsm8k
+    from prosfi.prm.quant_label import label_items
+
+    problems = {p.id: p for p in load_gsm8k(ROOT / "examples" / "gsm8k_test_mini.jsonl")}
+    items = read_completions(ROOT / "examples" / "gsm8k_model_solutions_mini.jsonl", problems)
+    assert len(items) == 11 and {i["problem_id"] for i in items} == set(problems)
+    recs = label_items(problems, items)
+    for rec in recs:  # the verifier's labels are the independent evaluation's on real GSM8K text
+        assert rec["labels"] == ref_labels(rec["completion"])
+    assert all(all(r["labels"]) and all(r["grounded"]) for r in recs if r.get("model") == "ground_truth")

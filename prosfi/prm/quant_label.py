@@ -31,6 +31,8 @@ from prosfi.data.problem import Problem
 _ANNOTATION = re.compile(r"<<([^<>]*)>>")
 _A_LINE = re.compile(r"^\s*A:\s*(.+?)\s*$", re.MULTILINE)
 _MAX_COMBOS = 64
+_MAX_LINE = 2000
+_LONG_DIGITS = re.compile(r"\d{101,}")
 
 
 def final_answer(text: str) -> Fraction | None:
@@ -77,7 +79,10 @@ def _text_results(solution: str) -> list[tuple[int, Fraction]]:
     (`$50 - $33 = $17`): a later literal equal to one of them has that provenance."""
     from prosfi.data.gsm8k import equations
 
-    return [(e.line, e.result) for e in equations(solution) if e.origin == "text"]
+    # the text readers' regexes are quadratic in a digit run's length: numbers past the verifier's bound
+    # (100 digits) and very long lines are not read as text results
+    lines = ["" if len(ln) > _MAX_LINE else _LONG_DIGITS.sub("#", ln) for ln in solution.splitlines()]
+    return [(e.line, e.result) for e in equations("\n".join(lines)) if e.origin == "text"]
 
 
 def _near(a: Fraction, b: Fraction, rel: float = 1e-9) -> bool:
@@ -100,6 +105,11 @@ def read_steps(problem: Problem, solution: str) -> list[AnnotatedStep]:
         body = m.group(1)
         line = solution.count("\n", 0, m.start())
         sid = f"s{len(out) + 1}"
+        if len(body) > _MAX_LINE or _LONG_DIGITS.search(body):
+            step = {"id": sid, "expr": body[:80], "value": "", "unit": ""}
+            out.append(AnnotatedStep(step, body[:_MAX_LINE], "unknown", "bound: a number of more than 100 digits "
+                                     "or an annotation of more than 2000 characters", False, "not read: too large"))
+            continue
         lhs, eq, rhs = body.rpartition("=")
         value = parse_number(rhs) if eq else None
         norm = normalise(lhs) if eq else None
@@ -169,7 +179,11 @@ def label_solution(problem: Problem, completion: str, **provenance: Any) -> dict
     from prosfi.domains import domain_for
     from prosfi.prm.format import step_text
 
-    steps = read_steps(problem, completion)
+    error = None
+    try:
+        steps = read_steps(problem, completion)
+    except (ValueError, ArithmeticError, RecursionError, MemoryError) as exc:  # a bad solution costs its record
+        steps, error = [], f"{type(exc).__name__}: {exc}"[:300]
     labels = [s.verdict == "valid" for s in steps]
     answer = final_answer(completion)
     gold = None
@@ -193,6 +207,7 @@ def label_solution(problem: Problem, completion: str, **provenance: Any) -> dict
         "first_error": first_error,
         "answer": None if answer is None else _json_number(answer),
         "answer_correct": None if answer is None or gold is None else answer == gold,
+        **({"read_error": error} if error else {}),
         **provenance,
     }
 
