@@ -138,3 +138,17 @@ def test_a_long_sum_is_split_into_steps_the_chain_rules_allow(tmp_path):
     assert all(len([t for t in s["expr"].split() if t[0] in "gs"]) <= 4 for s in steps)
     with _verifier() as v:
         assert score_batch([p], [gold_completion(p)], v)[0].reward == 1.0
+
+
+def test_hostile_digit_runs_and_long_lines_are_skipped_quickly():
+    # a 5,000-digit run used to backtrack quadratically in normalise/equations (> 8 s)
+    import time
+
+    from prosfi.data.gsm8k import equations, normalise
+
+    t0 = time.perf_counter()
+    assert normalise("9" * 5000 + "*2") is None
+    assert equations("<<" + "9" * 5000 + "=1>>1\n#### 1") == []
+    assert equations("x" * 50_000 + " 2*3 = 6") == []
+    assert [e.result for e in equations("He has 2*3 = <<2*3=6>>6 apples.\n#### 6")] == [6]
+    assert time.perf_counter() - t0 < 5  # generous: the old code took over 8 s on the first line alone

@@ -169,7 +169,8 @@ def test_search_with_the_tiny_model_and_a_stub_prm(problem, verifier, tiny):
     prm = StubPRM(problem)
     cfg = SearchConfig(beams=2, candidates=3, max_steps=2)
     res = search(problem, proposer, prm, verifier, cfg)
-    assert res.candidates == res.expansions * cfg.candidates
+    assert res.candidates == res.expansions * cfg.candidates + res.retries  # retries: regenerated failures
+    assert res.retries <= cfg.retries * res.expansions * cfg.candidates
     assert res.verifier_calls == res.unpruned_prm_calls <= res.candidates - res.malformed
     assert res.prm_calls == len(prm.items) == res.valid
     assert _all_valid(problem, prm.items, verifier) if prm.items else True
@@ -192,7 +193,8 @@ def test_search_command_writes_per_problem_records_and_the_cost_summary(problem,
     assert rc == 0
     (line,) = (out / "search.jsonl").read_text().splitlines()
     rec = json.loads(line)
-    assert rec["mode"] == "verifier" and rec["problem_id"] == problem.id and rec["candidates"] == 2
+    assert rec["mode"] == "verifier" and rec["problem_id"] == problem.id
+    assert rec["candidates"] == 2 + rec["retries"] and rec["retries"] <= 2 * 2  # --retries 2 per failed candidate
     assert rec["prm_calls"] == 0 and "answer_correct" in rec["eval"]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["verifier"]["metrics"]["n_problems"] == 1 and summary["verifier"]["cost"]["candidates"] == 2

@@ -75,9 +75,16 @@ class Equation:
 _TIMES = re.compile(r"(?<=[\d)%])\s*[x×X∗·]\s*(?=[\d($.])")
 
 
+MAX_EXPR_CHARS = 500  # an annotation's left-hand side; GSM8K's longest is under 100
+MAX_LINE_CHARS = 2000  # a solution line; GSM8K's longest is a few hundred
+_LONG_DIGITS = re.compile(r"\d{101}")  # a number of over 100 digits is no GSM8K quantity (and is outside the grammar)
+
+
 def normalise(expr: str) -> tuple[str, set[str]] | None:
     """Solution arithmetic -> the expression grammar: `x ×` -> `*`, `÷` -> `/`, `−` -> `-`, `$`, thousands
     commas and unit words dropped, `N%` -> `N/100`. None when what is left is not plain arithmetic."""
+    if len(expr) > MAX_EXPR_CHARS or _LONG_DIGITS.search(expr):  # the regexes below backtrack on long runs
+        return None
     e = expr.replace("÷", "/").replace("−", "-").replace("–", "-").replace("—", "-").replace("^", "**")
     e = _TIMES.sub(" * ", e)
     e = e.replace("$", "")
@@ -150,6 +157,8 @@ def equations(solution: str) -> list[Equation]:
     out: list[Equation] = []
     for lineno, line in enumerate(solution.splitlines()):
         if line.strip().startswith("####"):
+            continue
+        if len(line) > MAX_LINE_CHARS or _LONG_DIGITS.search(line):  # hostile or broken: not a solution line
             continue
         annotated: list[Fraction] = []
         for m in _ANNOTATION.finditer(line):

@@ -802,7 +802,8 @@ class QuantityDomain(Domain):
                       ) -> list[tuple[str, dict[str, Any]]]:
         """Twins of the gold step `chosen` with a recomputed (so checkable) value that no gold step has:
         `wrong_operand` cites another given or earlier step of the same dimension (or swaps a primitive's
-        arguments); `wrong_principle` swaps one operator (+ and -, * and /)."""
+        arguments); `wrong_principle` swaps one operator (+ and -, * and /) or applies another primitive of
+        the same primitive domain. Every twin has the dimension of `chosen` (the target's unit)."""
         state = QuantityState()
         givens, _, _, _ = state.problem_givens(problem)
         env: dict[str, Value] = dict(givens)
@@ -831,14 +832,19 @@ class QuantityDomain(Domain):
                 at = _binary_at(step.expr, a)
                 if at is not None:
                     variants.append(("wrong_principle", step.expr[:at] + b + step.expr[at + 1:], ()))
-        elif len(step.args) >= 2:
-            args = list(step.args)
-            args[0], args[1] = args[1], args[0]
-            variants.append(("wrong_operand", None, tuple(args)))
+        elif step.op is not None:
+            variants += [(kind, None, (op, args)) for kind, op, args in _primitive_variants(env, step)]
+        try:
+            target_dims = claimed_value(step).dims
+        except (QuantError, ValueError):
+            return []
         out, seen = [], set()
         for kind, text, args in variants:
+            op, args = args if text is None else (None, args)
             try:
-                true = compute(env, expr=text) if text is not None else compute(env, op=step.op, args=args)
+                true = compute(env, expr=text) if text is not None else compute(env, op=op, args=args)
+                if true.dims != target_dims:
+                    continue  # the target's unit: a twin must be a candidate answer to the same question
                 shown = format_value(true, step.unit if step.unit and unit_info(step.unit).dims == true.dims
                                      else None)
             except (QuantError, ArithmeticError, ValueError, OverflowError):
@@ -846,7 +852,7 @@ class QuantityDomain(Domain):
             if any(_same(true, g, DEFAULT_RULES.tolerance) for g in gold_values):
                 continue  # the same value as a gold step: not wrong for the problem
             number, _, unit = shown.partition(" ")
-            cand = {"id": step.id, **({"expr": text} if text is not None else {"op": step.op, "args": list(args)}),
+            cand = {"id": step.id, **({"expr": text} if text is not None else {"op": op, "args": list(args)}),
                     "value": _json_number(parse_number(number)), "unit": unit}
             key = json.dumps(cand, sort_keys=True)
             if key not in seen:
@@ -874,6 +880,41 @@ class QuantityDomain(Domain):
         return (problem.kind, problem.question.strip(),
                 tuple((str(g.get("id")), str(g.get("value")), str(g.get("unit") or "")) for g in problem.givens),
                 str(answer.get("value")), str(answer.get("unit") or ""))
+
+
+MAX_PRIMITIVE_TWINS = 24
+
+
+def _primitive_variants(env: dict[str, Value], step: QuantityStep) -> list[tuple[str, str, tuple[str, ...]]]:
+    """Twins of a primitive step: `wrong_operand` puts another value of the same dimension in one argument
+    (or swaps two); `wrong_principle` applies another primitive of the same primitive domain (kinematics,
+    energy, ...) to the step's arguments and other values (the caller keeps those with the target's unit)."""
+    import itertools
+
+    from prosfi.quant import PRIMITIVES
+
+    prim = PRIMITIVES.get(step.op)
+    if prim is None:
+        return []
+    args = list(step.args)
+    out: list[tuple[str, str, tuple[str, ...]]] = []
+    if len(args) >= 2 and args[0] != args[1]:
+        out.append(("wrong_operand", step.op, tuple([args[1], args[0]] + args[2:])))
+    for i, a in enumerate(args):
+        if a not in env:
+            continue
+        for other, value in env.items():
+            if other not in args and value.dims == env[a].dims:
+                out.append(("wrong_operand", step.op, tuple(args[:i] + [other] + args[i + 1:])))
+    names = list(dict.fromkeys(args + list(env)))  # the step's own arguments first
+    names = [n for n in names if n in env]
+    for other in sorted(PRIMITIVES.values(), key=lambda p: p.name):
+        if other.name == prim.name or other.domain != prim.domain or other.name == "convert":
+            continue
+        n = len(other.params)
+        for combo in itertools.islice(itertools.permutations(names, n), MAX_PRIMITIVE_TWINS):
+            out.append(("wrong_principle", other.name, tuple(combo)))
+    return out
 
 
 def _rename(expr: str, name: str, other: str) -> str:

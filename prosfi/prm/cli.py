@@ -42,6 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    "(split by problem, never by step; default: %(default)s)")
     p.add_argument("--split-seed", type=int, default=0, help="seed of the split and of balancing")
     p.add_argument("--no-dedupe", action="store_true", help="keep chains identical to an earlier chain")
+    p.add_argument("--completion-format", choices=("prosfi", "gsm8k"), default="prosfi",
+                   help="prosfi: completions with a <steps> array (default); gsm8k: solutions in GSM8K's own "
+                   "style (<<expr=value>> annotations, `#### N` or `A: N`), each annotation one step; the file "
+                   "is {problem_id, completion} lines or GSM8K's example_model_solutions.jsonl (docs/prm.md)")
 
     p = sub.add_parser("train", help="fine-tune a PRM from a recipe (objective sft or pairwise) plus overrides",
                        usage="prosfi prm train RECIPE.yaml [--key value ...] [--dry-run]")
@@ -79,7 +83,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_generation_arguments(p)
     add_verifier_arguments(p)
     p.add_argument("-o", "--output", required=True, help="output JSONL, one pair per line")
-    p.add_argument("--margin", type=float, default=1.0, help="margin of CSP pairs (default: %(default)s)")
+    p.add_argument("--margin", type=float, default=None,
+                   help="margin of CSP pairs (default: 1.0 for logic, 0.5 = NS-PRM's γ for quantity pairs)")
     p.add_argument("--natural-margin", type=float, default=0.5,
                    help="margin of natural pairs (a step off the gold path may lie on another proof)")
     p.add_argument("--per-kind", type=int, default=2, help="CSP twins per gold step and kind (default: %(default)s)")
@@ -209,6 +214,8 @@ def _label(args: argparse.Namespace) -> int:
     _check_generation_flags(args)
     output_folder(args.output, create=False)
     out = Path(args.output)
+    if getattr(args, "completion_format", "prosfi") == "gsm8k":
+        return _label_gsm8k(args, out)
     with _verifier(args) as verifier:
         problems = _problems(args, verifier)
         generations = _generations(args, problems, out)
@@ -234,6 +241,57 @@ def _label(args: argparse.Namespace) -> int:
     print(json.dumps(report, indent=2))
     _log("label", f"wrote {out}/train.jsonl ({len(train)} chains), val.jsonl ({len(val)}), completions.jsonl, "
          "stats.json")
+    return 0
+
+
+def _label_gsm8k(args: argparse.Namespace, out: Path) -> int:
+    """`--completion-format gsm8k`: every <<expr=value>> annotation of a GSM8K-style solution is a step
+    (prosfi.prm.quant_label); writes the TRL stepwise split, labels.jsonl, fover.jsonl, processbench.jsonl."""
+    from prosfi.prm import dataset as ds
+    from prosfi.prm import quant_label as ql
+    from prosfi.usage import output_folder
+
+    if not args.completions:
+        raise ValueError("--completion-format gsm8k reads a file: give --completions FILE")
+    with _verifier(args) as verifier:
+        problems = _problems(args, verifier)
+    problems = {k: p for k, p in problems.items() if p.kind == "quantity"}
+    if not problems:
+        raise ValueError("--completion-format gsm8k needs quantity problems: give --data gsm8k:FILE")
+    report = ql.ReadReport()
+    items = ql.read_completions(args.completions, problems, report)
+    for why in report.bad[:5]:
+        print(f"warning: --completions {args.completions}: {why}", file=sys.stderr)
+    if not any(i["problem_id"] in problems for i in items):
+        raise ValueError(f"none of the {report.solutions} solutions in {args.completions} belongs to a problem of "
+                         "--data (matched by problem_id, or by question text for GSM8K's example_model_solutions)")
+    records = ql.label_items(problems, items)
+    labelled = [r for r in records if r["labels"]]
+    output_folder(out)
+    n_raw = len(labelled)
+    kept = labelled if args.no_dedupe else ds.dedupe_records(labelled)
+    train, val = ds.split_by_problem(kept, args.val_fraction, args.split_seed)
+    if args.balance is not None:
+        train = ds.balance(train, args.balance, truncate=not args.no_truncate, seed=args.split_seed)
+    _write_jsonl(out / "labels.jsonl", records)
+    _write_jsonl(out / "train.jsonl", train)
+    _write_jsonl(out / "val.jsonl", val)
+    _write_jsonl(out / "fover.jsonl", (ql.fover_record(r) for r in labelled))
+    _write_jsonl(out / "processbench.jsonl", (ql.processbench_record(r) for r in labelled))
+    _write_jsonl(out / "scores.jsonl", ql.score_records(records, args.split_seed))
+    steps = sum(len(r["labels"]) for r in records)
+    report_json = {
+        "solutions_read": report.solutions, "solutions_unmatched": report.unmatched, "bad_lines": len(report.bad),
+        "solutions_labelled": len(records), "without_annotations": len(records) - len(labelled),
+        "steps": steps, "valid_steps": sum(sum(r["labels"]) for r in records),
+        "ungrounded_steps": sum(r["grounded"].count(False) for r in records),
+        "duplicate_chains_dropped": n_raw - len(kept), "train": ds.stats(train), "val": ds.stats(val),
+        "solution_level": [ql.solution_level(labelled, "verifier"), ql.solution_level(labelled, "verifier+grounding")],
+    }
+    (out / "stats.json").write_text(json.dumps(report_json, indent=2) + "\n")
+    print(json.dumps(report_json, indent=2))
+    _log("label", f"wrote {out}/labels.jsonl ({len(records)} solutions), train.jsonl ({len(train)}), val.jsonl "
+         f"({len(val)}), fover.jsonl, processbench.jsonl, scores.jsonl, stats.json")
     return 0
 
 
@@ -480,7 +538,8 @@ def _negatives(args: argparse.Namespace) -> int:
             for p in problems.values():
                 # logic twins need its groundedness (prm.ground); other domains propose their own
                 pairs_of = csp_pairs if domain_for(p).step_grounding else domain_pairs
-                pairs += pairs_of(p, verifier, args.margin, args.per_kind, stats=stats)
+                margin = args.margin if args.margin is not None else (1.0 if domain_for(p).step_grounding else 0.5)
+                pairs += pairs_of(p, verifier, margin, args.per_kind, stats=stats)
         if args.completions or args.model or args.endpoint:
             chains: dict[str, list] = {}
             for g in _generations(args, problems):

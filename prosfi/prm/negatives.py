@@ -49,9 +49,11 @@ def _parts(f, cls) -> list:
     return [f]
 
 
-def rules(problem: Problem) -> list[tuple[str, str, Any, Any]]:
-    """(premise id, variable, antecedent, consequent) of every `∀ x, ante → cons` premise."""
-    from prosfi.logic import Forall, FormulaError, Implies
+def rules(problem: Problem) -> list[tuple[str, str | None, Any, Any]]:
+    """(premise id, variable or None, antecedent, consequent) of every rule-shaped premise: `∀ x, A → B`,
+    a ground `A → B` (the rules ProverQA writes about one named person), and each of the four literal
+    implications of an exclusive or `Xor' P Q` (ground or under `∀ x`): P → ¬Q, Q → ¬P, ¬P → Q, ¬Q → P."""
+    from prosfi.logic import Forall, FormulaError, Implies, Xor
 
     out = []
     for p in problem.premises:
@@ -59,9 +61,21 @@ def rules(problem: Problem) -> list[tuple[str, str, Any, Any]]:
             f = _parse(p.formal)
         except FormulaError:
             continue
-        if isinstance(f, Forall) and isinstance(f.body, Implies):
-            out.append((p.id, f.var, f.body.left, f.body.right))
+        var = None
+        if isinstance(f, Forall):
+            var, f = f.var, f.body
+        if isinstance(f, Implies):
+            out.append((p.id, var, f.left, f.right))
+        elif isinstance(f, Xor) and _literal(f.left) and _literal(f.right):
+            a, b = f.left, f.right
+            out += [(p.id, var, a, _neg(b)), (p.id, var, b, _neg(a)), (p.id, var, _neg(a), b), (p.id, var, _neg(b), a)]
     return out
+
+
+def _neg(f):
+    from prosfi.logic import Not
+
+    return f.body if isinstance(f, Not) else Not(f)
 
 
 def constants(problem: Problem) -> list[str]:
@@ -95,7 +109,12 @@ def consequences(problem: Problem, prefix: Sequence[dict[str, Any]]) -> list[tup
     next_id = _next_id(prefix)
     out = []
     for (rid, var, ante, cons), c in itertools.product(rules(problem), constants(problem)):
-        a, b = _subst(ante, var, c), _subst(cons, var, c)
+        if var is None:
+            if c != _constant_of_formula(cons):
+                continue  # a ground rule: once, under its own constant
+            a, b = ante, cons
+        else:
+            a, b = _subst(ante, var, c), _subst(cons, var, c)
         conj = _parts(a, And)
         if len(conj) > 1:
             ids = [known.get(canonical(x)) if _literal(x) else None for x in conj]
@@ -130,9 +149,13 @@ def _next_id(prefix: Sequence[dict[str, Any]]) -> str:
 
 
 def _constant_of(conclusion: str) -> str | None:
+    return _constant_of_formula(_parse(conclusion))
+
+
+def _constant_of_formula(f) -> str | None:
     from prosfi.data.fol_proof import _constants
 
-    found = _constants([_parse(conclusion)])
+    found = _constants([f])
     return found[0] if found else None
 
 
@@ -146,13 +169,22 @@ def csp_candidates(problem: Problem, prefix: Sequence[dict[str, Any]], chosen: d
     rc = chosen_rules[0]
     c_chosen = _constant_of(chosen["conclusion"])
     facts = set(chosen["dependencies"]) - {rc}
-    out = []
+    out, other_facts, elsewhere = [], [], []
+    known = known_literals(problem, prefix)
     for rid, c, step in consequences(problem, prefix):
+        if canonical_text(step["conclusion"]) in known:
+            continue  # restates a premise or an earlier step
         if rid == rc and c != c_chosen:
             out.append(("wrong_operand", {**step, "rule": chosen.get("rule") or step["rule"]}))
-        elif rid != rc and c == c_chosen and facts & set(step["dependencies"]):
-            out.append(("wrong_principle", {**step, "rule": chosen.get("rule") or step["rule"]}))
-    return out
+        elif rid != rc and c == c_chosen:
+            # another rule on the same constant: first those sharing a fact with `chosen`, then the rest
+            # (deep in a chain the cited fact is a prefix conclusion that only the gold rule consumes)
+            cand = ("wrong_principle", {**step, "rule": chosen.get("rule") or step["rule"]})
+            (out if facts & set(step["dependencies"]) else other_facts).append(cand)
+        elif rid != rc:
+            # last: another rule on another constant (a distractor chain started instead of the gold one)
+            elsewhere.append(("wrong_principle", {**step, "rule": chosen.get("rule") or step["rule"]}))
+    return out + other_facts + elsewhere
 
 
 def next_grounded_step(problem: Problem, prefix: Sequence[dict[str, Any]], gold: Sequence[dict[str, Any]],
@@ -235,6 +267,10 @@ def csp_pairs(problem: Problem, verifier, margin: float = 1.0, per_kind: int = 2
                 stats[f"{kind}_dropped"] = stats.get(f"{kind}_dropped", 0) + 1
             continue
         pairs.append(_pair(problem, prefix, gold[i], cand, margin, kind))
+    if stats is not None:  # the yield per gold step (how many gold steps get any twin at all)
+        stats["gold_steps"] = stats.get("gold_steps", 0) + len(gold)
+        stats["gold_steps_with_pairs"] = stats.get("gold_steps_with_pairs", 0) + len(
+            {tuple(s["id"] for s in p["prefix"]) for p in pairs})
     return pairs
 
 
@@ -273,7 +309,8 @@ def domain_pairs(problem: Problem, verifier, margin: float = 1.0, per_kind: int 
             if stats is not None:
                 stats[f"{kind}_dropped"] = stats.get(f"{kind}_dropped", 0) + 1
             continue
-        pairs.append(_pair(problem, prefix, gold[i], cand, margin, kind))
+        pairs.append({**_pair(problem, prefix, gold[i], cand, margin, kind),
+                      "givens": [dict(g) for g in problem.givens]})
     return pairs
 
 

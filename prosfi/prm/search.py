@@ -40,16 +40,21 @@ THINK = "<think>\n</think>\n<steps>\n"
 
 @dataclass
 class SearchConfig:
-    beams: int = field(default=4, metadata={"help": "B: beams kept per round"})
+    beams: int = field(default=8, metadata={"help": "B: beams kept per round"})
     candidates: int = field(default=4, metadata={"help": "k: candidate next steps sampled per beam"})
     max_steps: int = field(default=8, metadata={"help": "rounds (steps per chain) at most"})
     mode: str = field(default="both", metadata={"help": "both (verifier filter, then PRM), prm (no verifier "
                                                 "filter), verifier (random among valid, no PRM)"})
     seed: int = field(default=0, metadata={"help": "seed of sampling and of the verifier-only tie breaks"})
+    retries: int = field(default=2, metadata={"help": "parse-validate-retry: a candidate that fails the schema or "
+                                              "the verifier is regenerated at most this many times, with the "
+                                              "reason in the retry prompt (needs a proposer with `retry`)"})
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode: {self.mode!r} is not one of {', '.join(MODES)}")
+        if self.retries < 0:
+            raise ValueError(f"retries must be >= 0, got {self.retries}")
         for name in ("beams", "candidates", "max_steps"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -62,32 +67,42 @@ class Proposal:
     text: str
     step: dict[str, Any] | None = None
     end: bool = False
+    reason: str = ""  # why it is not a step (schema), for the retry prompt
 
 
 class StepProposer(Protocol):
     def propose(self, problem: Problem, prefix: Sequence[dict[str, Any]], k: int) -> list[Proposal]: ...
 
-    # optional: `propose_many(problem, prefixes, k) -> [[Proposal]]`, all beams of a round at once
+    # optional: `propose_many(problem, prefixes, k) -> [[Proposal]]`, all beams of a round at once;
+    # optional: `retry(problem, prefix, failed: Proposal, reason: str) -> Proposal` (parse-validate-retry)
 
     def answer(self, problem: Problem, steps: Sequence[dict[str, Any]]) -> str: ...
 
 
-def read_step(text: str) -> Proposal:
+def read_step(text: str, domain=None) -> Proposal:
     """Parse the start of a continuation (after `<steps>` or after a step): `[` or `,` then one step
-    object, or `]`."""
+    object, or `]`. `domain` (default logic) is the step schema: a quantity step is
+    `{"id", "expr" | "op"/"args", "value", "unit"}`. A malformed proposal keeps its reason."""
     s = _strip_separator(text)
     if s.startswith("]"):
         return Proposal(text, end=True)
     end = object_end(s)
     if not s.startswith("{") or end is None:
-        return Proposal(text)
+        return Proposal(text, reason="not one complete JSON step object")
     try:
         obj = json.loads(s[:end])
-    except json.JSONDecodeError:
-        return Proposal(text)
+    except json.JSONDecodeError as exc:
+        return Proposal(text, reason=f"not JSON: {exc.msg}")
+    if domain is not None and domain.name != "logic":
+        if not isinstance(obj, dict):
+            return Proposal(text, reason="a step is a JSON object")
+        try:
+            return Proposal(text, step=domain.step_object(domain.as_step(obj)))
+        except (ValueError, TypeError, KeyError) as exc:
+            return Proposal(text, reason=f"schema: {str(exc)[:160]}")
     if not isinstance(obj, dict) or not isinstance(obj.get("conclusion"), str) or not isinstance(
             obj.get("dependencies"), list) or not isinstance(obj.get("id"), str):
-        return Proposal(text)
+        return Proposal(text, reason="a logic step has string `id`, list `dependencies`, string `conclusion`")
     return Proposal(text, step=step_object(obj))
 
 
@@ -131,9 +146,10 @@ def completion_text(steps: Sequence[dict[str, Any]], answer: str, head: str = TH
 class HFProposer:
     """Candidate steps from a causal LM: the training prompt, then the assistant's chain so far."""
 
-    def __init__(self, model, tokenizer, settings=None, temperature: float = 1.0, max_step_tokens: int = 128,
-                 max_answer_tokens: int = 64, max_think_tokens: int = 256, seed: int = 0) -> None:
+    def __init__(self, model, tokenizer, settings=None, temperature: float = 0.7, max_step_tokens: int = 128,
+                 max_answer_tokens: int = 64, max_think_tokens: int = 256, seed: int = 0, top_p: float = 0.95) -> None:
         self.model, self.tokenizer, self.settings = model.eval(), tokenizer, settings
+        self.top_p = top_p
         self.temperature, self.max_step_tokens, self.max_answer_tokens = temperature, max_step_tokens, max_answer_tokens
         self.device = next(model.parameters()).device
         self.max_think_tokens = max_think_tokens
@@ -146,14 +162,17 @@ class HFProposer:
 
         set_seed(seed)
 
-    def _prompt(self, problem: Problem) -> str:
-        if problem.id not in self._prompts:
+    def _prompt(self, problem: Problem, note: str = "") -> str:
+        key = (problem.id, note)
+        if key not in self._prompts:
             from prosfi.eval.generate import build_prompts
 
-            messages = build_prompts([problem], self.settings)[0]
-            self._prompts[problem.id] = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True,
-                                                                           tokenize=False)
-        return self._prompts[problem.id]
+            messages = [dict(m) for m in build_prompts([problem], self.settings)[0]]
+            if note:
+                messages[-1]["content"] += "\n\n" + note
+            self._prompts[key] = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True,
+                                                                    tokenize=False)
+        return self._prompts[key]
 
     def _sample(self, text: str, n: int, max_new: int, done, greedy: bool = False) -> list[str]:
         return self._sample_many([text], n, max_new, done, greedy)[0]
@@ -177,7 +196,7 @@ class HFProposer:
                                   "pad_token_id": tok.pad_token_id,
                                   "stopping_criteria": StoppingCriteriaList([_Stop()])}
         if self.temperature > 0 and not greedy:
-            kwargs.update(do_sample=True, temperature=self.temperature, top_p=1.0)
+            kwargs.update(do_sample=True, temperature=self.temperature, top_p=self.top_p)
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         with torch.no_grad():
@@ -205,10 +224,23 @@ class HFProposer:
         """k candidates for each beam of a round, in one batched generation."""
         # the context ends on the head or on the last step's `}`: the policy writes the separator itself (`[{` and
         # `},\n{` are often single tokens, so forcing them would put it off its training distribution)
+        from prosfi.domains import domain_for
+
         head = self._prompt(problem) + self.head(problem)
         texts = [head + ("[" + ",\n".join(step_text(s) for s in prefix) if prefix else "") for prefix in prefixes]
-        return [[read_step(t) for t in group] for group in self._sample_many(texts, k, self.max_step_tokens,
-                                                                              _step_done)]
+        domain = domain_for(problem)
+        return [[read_step(t, domain) for t in group] for group in self._sample_many(texts, k, self.max_step_tokens,
+                                                                                      _step_done)]
+
+    def retry(self, problem: Problem, prefix: Sequence[dict[str, Any]], failed: Proposal, reason: str) -> Proposal:
+        """One new candidate, the rejection's reason added to the user turn (parse-validate-retry)."""
+        from prosfi.domains import domain_for
+
+        note = (f"A candidate for step {len(prefix) + 1} was rejected ({reason[:200]}): "
+                f"{failed.text.strip()[:200]}. Write a different, correct next step.")
+        text = self._prompt(problem, note) + self.head(problem) + (
+            "[" + ",\n".join(step_text(s) for s in prefix) if prefix else "")
+        return read_step(self._sample(text, 1, self.max_step_tokens, _step_done)[0], domain_for(problem))
 
     def answer(self, problem: Problem, steps: Sequence[dict[str, Any]]) -> str:
         head = completion_text(steps, "", self.head(problem)).rsplit("<answer>", 1)[0] + "<answer>"
@@ -221,7 +253,9 @@ def _step_done(text: str) -> bool:
     if p.end or p.step is not None:
         return True
     s = _strip_separator(text)
-    return bool(s) and not s.startswith("{") and text.strip() not in ("[", ",")  # malformed: stop
+    if s.startswith("{"):
+        return object_end(s) is not None  # a whole object of another domain's schema
+    return bool(s) and text.strip() not in ("[", ",")  # malformed: stop
 
 
 @dataclass
@@ -248,6 +282,8 @@ class SearchResult:
     valid: int = 0
     prm_calls: int = 0
     unpruned_prm_calls: int = 0
+    retries: int = 0  # regenerations after a schema or verifier failure (parse-validate-retry)
+    prm_tokens: int = 0  # tokens the PRM read (when it exposes its tokenizer): the FLOPs of the cost model
     verify_s: float = 0.0
     prm_s: float = 0.0
     propose_s: float = 0.0
@@ -263,7 +299,7 @@ def search(problem: Problem, proposer: StepProposer, prm, verifier, config: Sear
            chain_config=None) -> SearchResult:
     """Verifier-first beam search for one problem (see the module docstring)."""
     from prosfi.domains import domain_for
-    from prosfi.prm.steps import chain_verdicts
+    from prosfi.prm.steps import chain_reasons
 
     cfg = config or SearchConfig()
     rng = random.Random(f"{cfg.seed}:{problem.id}")
@@ -282,6 +318,7 @@ def search(problem: Problem, proposer: StepProposer, prm, verifier, config: Sear
         else:
             rounds = [proposer.propose(problem, b.steps, cfg.candidates) for b in active]
         res.propose_s += time.perf_counter() - t
+        pending: list[tuple[Beam, Proposal, int]] = []
         for beam, proposals in zip(active, rounds):
             res.expansions += 1
             res.candidates += len(proposals)
@@ -289,28 +326,54 @@ def search(problem: Problem, proposer: StepProposer, prm, verifier, config: Sear
             for p in proposals:
                 if p.end:
                     closed = closed or bool(beam.steps)  # an empty chain is not an answer
-                elif p.step is None:
-                    res.malformed += 1
                 else:
-                    cands.append((beam, p.step))
+                    pending.append((beam, p, 0))
             if closed:
                 finished.append(beam)
-        res.unpruned_prm_calls += len(cands)
-        if cfg.mode != "prm" and cands:
-            t = time.perf_counter()
-            verdicts = chain_verdicts([problem] * len(cands), [b.steps + [s] for b, s in cands], verifier,
-                                      chain_config)
-            res.verify_s += time.perf_counter() - t
-            res.verifier_calls += len(cands)
-            cands = [c for c, v in zip(cands, verdicts) if v and v[-1] == "valid"]
-            res.valid += len(cands)
+        can_retry = cfg.retries > 0 and hasattr(proposer, "retry")
+        while pending:  # parse - validate - retry: every failure is regenerated at most cfg.retries times
+            failed: list[tuple[Beam, Proposal, int, str]] = []
+            parsed: list[tuple[Beam, Proposal, int]] = []
+            for beam, p, attempt in pending:
+                if p.step is None:
+                    res.malformed += 1
+                    failed.append((beam, p, attempt, p.reason or "not a step object"))
+                else:
+                    parsed.append((beam, p, attempt))
+            res.unpruned_prm_calls += len(parsed)
+            if cfg.mode != "prm" and parsed:
+                t = time.perf_counter()
+                verdicts = chain_reasons([problem] * len(parsed), [b.steps + [p.step] for b, p, _ in parsed],
+                                         verifier, chain_config)
+                res.verify_s += time.perf_counter() - t
+                res.verifier_calls += len(parsed)
+                for (b, p, attempt), v in zip(parsed, verdicts):
+                    verdict, reason = v[-1] if v else ("error", "no verdict")
+                    if verdict == "valid":
+                        cands.append((b, p.step))
+                        res.valid += 1
+                    else:
+                        failed.append((b, p, attempt, f"{verdict}: {reason}" if reason else verdict))
+            else:
+                cands += [(b, p.step) for b, p, _ in parsed]
+            pending = []
+            if can_retry:
+                t = time.perf_counter()
+                for b, p, attempt, reason in failed:
+                    if attempt < cfg.retries:
+                        res.retries += 1
+                        res.candidates += 1  # a retry is one more sampled continuation
+                        pending.append((b, proposer.retry(problem, b.steps, p, reason), attempt + 1))
+                res.propose_s += time.perf_counter() - t
         if cfg.mode == "verifier":
             scores = [rng.random() for _ in cands]
         elif cands:
             t = time.perf_counter()
-            scores = list(prm.score_steps([(prompt, b.steps, s) for b, s in cands]))
+            items = [(prompt, b.steps, s) for b, s in cands]
+            scores = list(prm.score_steps(items))
             res.prm_s += time.perf_counter() - t
             res.prm_calls += len(cands)
+            res.prm_tokens += _tokens(prm, items)
         else:
             scores = []
         grown = [Beam(b.steps + [s], b.score + math.log(max(float(x), 1e-12))) for (b, s), x in zip(cands, scores)]
@@ -332,8 +395,23 @@ def search(problem: Problem, proposer: StepProposer, prm, verifier, config: Sear
     return res
 
 
-def cost_report(results: Sequence[SearchResult], config: SearchConfig, c_prm: float | None = None) -> dict[str, Any]:
+def _tokens(prm, items) -> int:
+    """Tokens of the PRM's inputs (0 when the scorer has no tokenizer, e.g. a test stub)."""
+    tok = getattr(prm, "tokenizer", None)
+    if tok is None:
+        return 0
+    from prosfi.prm.format import pairwise_text
+
+    return sum(len(tok("".join(pairwise_text(*item)), add_special_tokens=False)["input_ids"]) for item in items)
+
+
+def cost_report(results: Sequence[SearchResult], config: SearchConfig, c_prm: float | None = None,
+                prm_params: int | None = None) -> dict[str, Any]:
     """The iso-compute comparison on this run's measured unit costs.
+
+    FLOPs: a PRM forward pass costs about 2·N FLOPs per token (N = `prm_params`), so the PRM side of one
+    query is 2·N·(PRM tokens)/problem; the verifier's share is CPU time (C_V), not counted in FLOPs. At equal
+    PRM FLOPs an unpruned search affords `iso_beams_unpruned_flops` = B · prm_calls / unpruned_prm_calls beams.
 
     `c_prm` (seconds per PRM step score) stands in when this run made no PRM call (verifier-only mode,
     or every candidate pruned), e.g. measured by another mode of the same ablation.
@@ -354,7 +432,14 @@ def cost_report(results: Sequence[SearchResult], config: SearchConfig, c_prm: fl
         "C_V_ms": None if c_v is None else round(1000 * c_v, 4),
         "C_PRM_ms": None if c_prm is None else round(1000 * c_prm, 4),
         "C_PRM_measured_here": measured is not None,
+        "retries": sum(r.retries for r in results),
     }
+    tokens = sum(r.prm_tokens for r in results)
+    if prm_params and tokens and results:
+        out["prm_gflops_per_query"] = round(2 * prm_params * tokens / len(results) / 1e9, 6)
+        out["prm_gflops_per_query_unpruned"] = round(out["prm_gflops_per_query"] * unpruned / max(prm_calls, 1), 6)
+    if unpruned:
+        out["iso_beams_unpruned_flops"] = round(config.beams * prm_calls / unpruned, 3)
     if c_prm and unpruned:
         # Σ_expansions (candidates·C_V + valid·C_PRM); an unpruned search scores every parsed candidate
         # (malformed ones reach neither), i.e. unpruned/expansions of them per expansion, per beam slot

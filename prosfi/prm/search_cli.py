@@ -28,14 +28,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prm", default=None, help="a trained PRM folder (either objective); not needed for "
                         "--mode verifier")
     parser.add_argument("--recipe", default=None, help="a training recipe whose prompt settings build the prompts")
-    parser.add_argument("--beams", type=int, default=4, help="B: beams kept per round (default: %(default)s)")
+    parser.add_argument("--beams", type=int, default=8, help="B: beams kept per round (default: %(default)s)")
     parser.add_argument("--candidates", type=int, default=4, help="k: candidates per beam (default: %(default)s)")
     parser.add_argument("--max-steps", type=int, default=8, help="rounds at most (default: %(default)s)")
     parser.add_argument("--mode", choices=MODES, default="both",
                         help="both: verifier filter then PRM; prm: PRM without the verifier filter; verifier: "
                         "random among valid (default: %(default)s)")
     parser.add_argument("--ablations", action="store_true", help="run every mode on the same problems")
-    parser.add_argument("--temperature", type=float, default=1.0, help="step sampling temperature")
+    parser.add_argument("--temperature", type=float, default=0.7, help="step sampling temperature (default: %(default)s)")
+    parser.add_argument("--top-p", type=float, default=0.95, help="nucleus sampling of steps (default: %(default)s)")
+    parser.add_argument("--retries", type=int, default=2,
+                        help="parse-validate-retry: regenerations of a candidate that fails the schema or the "
+                        "verifier, with the reason in the retry prompt (default: %(default)s)")
     parser.add_argument("--max-step-tokens", type=int, default=128, help="token limit of one step object")
     parser.add_argument("--max-think-tokens", type=int, default=256,
                         help="token limit of the think block the policy writes first (per problem)")
@@ -44,6 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default="runs/search", help="output folder (default: %(default)s)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals")
     add_verifier_arguments(parser)
+    parser.set_defaults(timeout_ms=50)  # NS-PRM's verifier budget per call (--timeout-ms to change)
+
+
+def _params(prm) -> int | None:
+    model = getattr(prm, "model", None)
+    return sum(p.numel() for p in model.parameters()) if model is not None and hasattr(model, "parameters") else None
 
 
 def run_modes(problems, proposer, prm, verifier, modes, config_kwargs: dict[str, Any], n_boot: int = 1000,
@@ -66,7 +76,7 @@ def run_modes(problems, proposer, prm, verifier, modes, config_kwargs: dict[str,
     calls = sum(r.prm_calls for d in out.values() for r in d["results"])
     c_prm = sum(r.prm_s for d in out.values() for r in d["results"]) / calls if calls else None
     for d in out.values():
-        d["cost"] = cost_report(d["results"], d.pop("cfg"), c_prm=c_prm)
+        d["cost"] = cost_report(d["results"], d.pop("cfg"), c_prm=c_prm, prm_params=_params(prm))
     return out
 
 
@@ -100,6 +110,10 @@ def _check_flags(args: argparse.Namespace, modes: list[str]) -> None:
     for flag in ("beams", "candidates", "max_steps", "max_step_tokens", "max_think_tokens", "bootstrap"):
         if getattr(args, flag) < 1:
             raise ValueError(f"--{flag.replace('_', '-')} {getattr(args, flag)}: give at least 1")
+    if args.retries < 0:
+        raise ValueError(f"--retries {args.retries}: give 0 or more")
+    if not 0 < args.top_p <= 1:
+        raise ValueError(f"--top-p {args.top_p}: give a value in (0, 1]")
     if not args.temperature > 0:
         raise ValueError(f"--temperature {args.temperature}: step sampling needs a temperature > 0")
     check_model_path(args.model)
@@ -144,12 +158,12 @@ def _run(args: argparse.Namespace) -> int:
 
             prm = load_prm(args.prm, device=args.device)
         model, tokenizer = load_hf(args.model, args.device)
-        proposer = HFProposer(model, tokenizer, settings, temperature=args.temperature,
+        proposer = HFProposer(model, tokenizer, settings, temperature=args.temperature, top_p=args.top_p,
                               max_step_tokens=args.max_step_tokens, max_think_tokens=args.max_think_tokens,
                               seed=args.seed)
         by_mode = run_modes(problems, proposer, prm, verifier, modes,
                             {"beams": args.beams, "candidates": args.candidates, "max_steps": args.max_steps,
-                             "seed": args.seed}, n_boot=args.bootstrap, reseed=set_seed)
+                             "seed": args.seed, "retries": args.retries}, n_boot=args.bootstrap, reseed=set_seed)
     with open(out / "search.jsonl", "w", encoding="utf-8") as fh:
         for mode, d in by_mode.items():
             fh.writelines(jsonl.dumps({"mode": mode, **r.to_json(), "eval": {k: rec.get(k) for k in (

@@ -22,6 +22,12 @@ def as_step(step: Any, problem: Problem | None = None):
 def chain_verdicts(problems: Sequence[Problem], chains: Sequence[Sequence[Any]], verifier, chain_config=None,
                    ) -> list[list[str]]:
     """Per chain, the verdict of every step (`valid`, `invalid`, `unknown`, `error`, `rejected`)."""
+    return [[v for v, _ in chain] for chain in chain_reasons(problems, chains, verifier, chain_config)]
+
+
+def chain_reasons(problems: Sequence[Problem], chains: Sequence[Sequence[Any]], verifier, chain_config=None,
+                  ) -> list[list[tuple[str, str]]]:
+    """Per chain, (verdict, reason) of every step: what a retry prompt tells the policy."""
     from prosfi.chain import ChainBatch, ChainConfig
     from prosfi.domains import domain_for
 
@@ -38,10 +44,10 @@ def chain_verdicts(problems: Sequence[Problem], chains: Sequence[Sequence[Any]],
     out = []
     for chain, result in zip(chains, results):
         if result.failed:
-            out.append(["error"] * len(chain))
+            out.append([("error", "the chain check failed")] * len(chain))
         else:
-            out.append([s.verdict for s in result.steps])
+            out.append([(s.verdict, s.reason) for s in result.steps])
     return out
 
 
-__all__ = ["as_step", "chain_verdicts"]
+__all__ = ["as_step", "chain_reasons", "chain_verdicts"]
