@@ -137,13 +137,14 @@ def to_markdown(result: dict[str, Any]) -> str:
 
 
 def run_compare(dirs: Sequence[str], output: str | None = None, n_boot: int = 10_000, plots: bool = True,
-                wandb: bool = False) -> int:
+                wandb: bool = False, overwrite: bool = False) -> int:
     """The `prosfi eval compare` command: prints the table; writes compare.{json,md} and plots to output."""
     from prosfi.usage import one_line, output_folder
 
     try:
+        out = output_folder(output or Path("runs") / "eval" / "compare", create=False, overwrite=overwrite)
         result = compare(dirs, n_boot=max(n_boot, 1000))
-        out = output_folder(output or Path("runs") / "eval" / "compare")
+        out = output_folder(out, overwrite=True)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"prosfi eval compare: {one_line(exc)}", file=sys.stderr)
         return 2

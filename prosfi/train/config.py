@@ -131,6 +131,12 @@ class _BaseScriptArguments:
     dry_run: bool = field(
         default=False, metadata={"help": "print the resolved configuration and exit (no model, no verifier)"}
     )
+    overwrite: bool = field(
+        default=False,
+        metadata={"help": "start a fresh run in an output_dir that holds another one (its checkpoints, warm-up and "
+                  "summary are removed; metrics.jsonl and the audit are kept and appended to). Without it such a "
+                  "directory is resumed from its last checkpoint, or refused"},
+    )
     num_processes: int = field(
         default=0,
         metadata={"help": "training processes the recipe's batch is meant for: --dry-run computes "

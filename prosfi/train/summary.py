@@ -50,25 +50,39 @@ class MetricsRecorder(TrainerCallback):
 
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """The rows a `MetricsRecorder` wrote (empty when the file does not exist)."""
+    """Every row of a JSONL log, markers included (empty when the file does not exist; a line torn by a
+    killed run is skipped)."""
     p = Path(path)
     if not p.is_file():
         return []
-    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+    rows = []
+    for line in p.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
 
 
-def keep_rows_until(path: str | Path, checkpoint: str | None) -> None:
-    """Drop rows a new run will log again: all of them on a fresh start, those after the checkpoint's
-    step on a resume (a run that went past its last checkpoint before it stopped)."""
-    p = Path(path)
-    if not p.is_file():
-        return
-    step = _checkpoint_step(checkpoint)
-    if step is None:
-        p.unlink()
-        return
-    kept = [r for r in read_rows(p) if r.get("step", 0) <= step]
-    p.write_text("".join(json.dumps(r) + "\n" for r in kept))
+def run_rows(path: str | Path) -> list[dict[str, Any]]:
+    """The current run's rows of an appended log (metrics.jsonl, the audit): after its last fresh
+    `run_start` marker, plus, for a resumed run, the earlier rows up to the step it resumed from (a run
+    that went past its last checkpoint logged steps the resume logs again). Markers are left out."""
+    return story(read_rows(path))
+
+
+def story(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`run_rows` over rows already read."""
+    kept: list[dict[str, Any]] = []
+    for row in rows:
+        if row.get("event") == "run_start":
+            step = row.get("resume_from_step")
+            kept = [] if step is None else [r for r in kept if (r.get("step") or 0) <= step]
+        elif "event" not in row:
+            kept.append(row)
+    return kept
 
 
 def _checkpoint_step(checkpoint: str | None) -> int | None:
