@@ -9,6 +9,9 @@ Spec grammar (repeatable on the command line; see `SPEC_HELP`):
     kkhub:FILE | kkhub:3         K&K in the hub's format (K-and-K/knights-and-knaves): a local JSONL, or the
                                  hub's test file for that many people
     folio:FILE                   FOLIO JSONL (premises-FOL / conclusion-FOL / label), see prosfi.data.folio
+    toy | toy:1..3 | toy:2,shuffled  the CPU demo's toy rule chains by number of rules (default 1, the demo's
+                                 fixed layout; `shuffled` for shuffled premises), drawn from the evaluation
+                                 share of the space that training never draws from (prosfi.data.toy)
 
 The contract other tools rely on: `load_source(spec, ...) -> Source` whose `problems` have unique ids
 and whose `group(problem)` is `(source, difficulty)` with difficulty a string or None; records a loader
@@ -27,7 +30,8 @@ from prosfi.data.problem import Problem
 SPEC_HELP = ("problem source, repeatable: a problems JSONL path (or jsonl:PATH); kk:2..8 (generated Knights & "
              "Knaves by number of people); fol:hard or fol:easy,medium (generated ProverQA-style); "
              "proverqa:hard=FILE (a ProverQA dev JSON file; proverqa:hard alone fetches it from the hub); "
-             "kkhub:FILE or kkhub:3 (K&K in the hub's JSONL format); folio:FILE (FOLIO JSONL)")
+             "kkhub:FILE or kkhub:3 (K&K in the hub's JSONL format); folio:FILE (FOLIO JSONL); toy or toy:1..3 "
+             "(the CPU demo's rule chains, held out from its training; toy:1,shuffled for shuffled premises)")
 
 FOL_DIFFICULTIES = ("easy", "medium", "hard", "extra")
 GROUP_KEY = "eval_group"  # Problem.extra key holding [source, difficulty] once a Source has loaded it
@@ -107,7 +111,9 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
     by the FOLIO loader to compare FOLIO's gold labels with the verifier's."""
     spec = spec.strip()
     kind, sep, rest = spec.partition(":")
-    known = ("jsonl", "kk", "fol", "proverqa", "kkhub", "kk_hub", "folio")
+    known = ("jsonl", "kk", "fol", "proverqa", "kkhub", "kk_hub", "folio", "toy")
+    if spec == "toy":
+        kind, sep, rest = "toy", ":", ""
     if not sep or (kind not in known and Path(spec).exists()):  # a bare path (even one with a colon)
         kind, rest = "jsonl", spec
     per_group = count if limit is None else min(count, limit)
@@ -155,6 +161,8 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
         return _unique(src)
     if kind in ("kkhub", "kk_hub"):
         return _kk_hub(spec, rest, limit)
+    if kind == "toy":
+        return _toy(spec, rest, per_group, seed)
     if kind == "folio":
         from prosfi.data.folio import load_folio
 
@@ -165,6 +173,39 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
             src.notes += folio_label_notes(src.problems, verifier)
         return _unique(src)
     raise SpecError(f"--data {spec!r}: unknown source {kind!r}. {SPEC_HELP}")
+
+
+def _toy(spec: str, rest: str, count: int, seed: int) -> Source:
+    """Toy rule chains from the evaluation share (`split="eval"`), `count` per number of rules."""
+    from prosfi.data.toy import ToyConfig, generate
+
+    words = [w.strip() for w in rest.split(",") if w.strip()]
+    layouts = [w for w in words if w in ("fixed", "shuffled")]
+    depths_text = ",".join(w for w in words if w not in layouts) or "1"
+    depths: list[int] = []
+    for part in depths_text.split(","):
+        m = re.fullmatch(r"(\d+)(?:(?:\.\.|-)(\d+))?", part)
+        if not m or not 1 <= int(m.group(1)) <= int(m.group(2) or m.group(1)) <= 3:
+            raise SpecError(f"--data {spec!r}: give the number of rules per chain, 1 to 3 (toy:1, toy:1..3), "
+                            "optionally with a layout (toy:1,shuffled)")
+        depths.extend(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
+    layout = layouts[-1] if layouts else "fixed"
+    src = Source("toy", spec)
+    for d in sorted(set(depths)):
+        drawn = generate(ToyConfig(min_depth=d, max_depth=d, layout=layout), 3 * count, seed + 104_729 * d, split="eval")
+        seen: set = set()
+        problems = []
+        for p in drawn:  # one-rule chains over a fixed vocabulary repeat: each problem once
+            key = (frozenset(x.formal for x in p.premises), p.goal)
+            if key not in seen and len(problems) < count:
+                seen.add(key)
+                problems.append(p)
+        if len(problems) < count:
+            src.notes.append(f"toy:{d}: only {len(problems)} distinct held-out problems (asked for {count})")
+        for p in problems:
+            p.id = f"toy-eval-{layout}-{d}-{p.id.rsplit('-', 1)[1]}"
+        src.problems += _tag(problems, "toy", d)
+    return _unique(src)
 
 
 def _jsonl(spec: str, path: str, limit: int | None) -> Source:

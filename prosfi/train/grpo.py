@@ -226,6 +226,10 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     summary = summarize(rows, training.run_name or out.name, script.summary_window, where)
     if trainer.accelerator.is_main_process:
         summary.add_held_out(eval_before, eval_after)
+        if eval_before is not None and eval_after is not None:
+            from prosfi.train.verdict import run_verdict
+
+            summary.verdict = run_verdict(out)
         summary.plot_reward(rows, out / "reward_curve.png")
         (out / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
         print(summary.to_text(), flush=True)

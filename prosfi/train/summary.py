@@ -124,6 +124,7 @@ class Summary:
     eval_before: dict[str, Any] | None = None  # held-out `overall` metrics (prosfi eval) before GRPO
     eval_after: dict[str, Any] | None = None
     eval_n_problems: int | None = None
+    verdict: dict[str, Any] | None = None  # prosfi.train.verdict.judge: the claim against the held-out changes
 
     def add_held_out(self, before: dict[str, Any] | None, after: dict[str, Any] | None) -> None:
         """Attach the held-out evaluations (`prosfi eval` summaries) made before and after GRPO."""
@@ -153,6 +154,8 @@ class Summary:
         lines += self._held_out_lines()
         for label, path in self.where.items():
             lines.append(f"{label + ':':<18}{path}")
+        if self.verdict is not None:
+            lines.append(self.verdict["line"])
         return "\n".join(lines)
 
     def _held_out_lines(self) -> list[str]:
@@ -173,6 +176,8 @@ class Summary:
         if self.eval_before is not None or self.eval_after is not None:
             out["eval_before"] = self.eval_before
             out["eval_after"] = self.eval_after
+        if self.verdict is not None:
+            out["verdict"] = self.verdict
         return out
 
 
