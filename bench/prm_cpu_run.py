@@ -1,4 +1,4 @@
-"""The PRM walkthrough's small CPU run (README "Process reward models"): FoVer and NS-PRM end to end.
+"""The PRM walkthrough's small CPU run (docs/prm.md): FoVer and NS-PRM end to end.
 
     python bench/prm_cpu_run.py --out runs/prm_bench [--policy runs/prm/policy/sft]
 

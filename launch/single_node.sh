@@ -14,7 +14,7 @@
 #   MODEL [the recipe's model_name_or_path, command-line override included]   HEALTH_TIMEOUT_S [1800]  HEALTH_POLL_S [5]
 #   LOG_DIR [runs/logs]
 # vLLM colocate mode needs no server: `accelerate launch --config_file ... -m prosfi.train RECIPE
-#   --vllm_mode colocate` on all GPUs (see the README).
+#   --vllm_mode colocate` on all GPUs (see docs/multi-gpu.md).
 # Stages: with `sft: true` the warm-up runs first as its own `accelerate launch` (`prosfi sft`, while the
 # server loads); the GRPO launch then finds OUTPUT_DIR/sft and starts from it. The server starts from the
 # base model; TRL pushes the trainer's weights to it before the first rollout, so rollouts use them.

@@ -92,14 +92,13 @@ def test_ascii_identifier():
 
 
 def test_readme_eval_commands_parse():
-    """Every `prosfi eval` command the README shows is accepted by the parser (flags cannot drift)."""
+    """Every `prosfi eval` command docs/eval.md shows is accepted by the parser (flags cannot drift)."""
     import argparse
     import shlex
 
     from prosfi.eval.cli import add_arguments
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("<!-- SECTION:eval -->")[1].split("<!-- /SECTION:eval -->")[0]
+    section = (Path(__file__).parent.parent / "docs" / "eval.md").read_text(encoding="utf-8")
     commands = [line.split("#")[0].strip() for line in section.splitlines() if line.startswith("prosfi eval")]
     assert len(commands) >= 5
     for command in commands:

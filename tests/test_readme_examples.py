@@ -23,6 +23,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 SHIPPED = ("examples", "recipes")
 FAST_COUNT = "6"
 MAIN_COMMAND = "prosfi train recipes/demo/cpu_chains.yaml"
@@ -43,7 +44,8 @@ def readme_commands() -> list[str]:
     commands: list[str] = []
     fence = None
     pending = ""
-    for line in README.read_text(encoding="utf-8").splitlines():
+    lines = [line for doc in DOCS for line in ["```", *doc.read_text(encoding="utf-8").splitlines(), "```"][1:-1]]
+    for line in lines:
         if line.startswith("```"):
             fence = None if fence is not None else (line[3:].strip() or "text")
             continue
@@ -94,7 +96,7 @@ def _adjusted(argv: list[str]) -> list[str]:
     for i, tok in enumerate(argv[:-1]):
         if tok == "--count":
             argv[i + 1] = FAST_COUNT
-    is_train = argv[:2] == ["prosfi", "train"] and " ".join(argv) != MAIN_COMMAND
+    is_train = argv[:2] in (["prosfi", "train"], ["prosfi", "sft"]) and " ".join(argv) != MAIN_COMMAND
     if is_train and "--help" not in argv and "--dry-run" not in argv:
         argv.append("--dry-run")
     return argv

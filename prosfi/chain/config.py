@@ -50,7 +50,7 @@ class ChainConfig:
     uncertain: str = field(
         default="verify",
         metadata={"help": "verify: a right Uncertain answer earns the top level only with an earned chain "
-                  "(README 'Rewards'); cap: at most the right-but-unverified level; exclude: as cap, and "
+                  "(docs/rewards.md); cap: at most the right-but-unverified level; exclude: as cap, and "
                   "Uncertain problems are left out of training sets."},
     )
     reject_tautology: bool = field(

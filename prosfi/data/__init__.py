@@ -1,4 +1,4 @@
-"""Problems and what is built from them (README: "Problems, prompts and gold traces").
+"""Problems and what is built from them (docs/data.md).
 
 problem      the Problem schema, JSONL IO and validation
 kk           Knights & Knaves: generator, formalisation, public-record mapping

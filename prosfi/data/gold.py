@@ -106,7 +106,7 @@ def _think(problem: Problem, steps: Sequence[dict[str, Any]]) -> str:
 
 
 def render_completion(problem: Problem, steps: Sequence[dict[str, Any]]) -> str:
-    """The completion text in the README's completion format (one step per line in the JSON array)."""
+    """The completion text in the completion format of docs/rewards.md (one step per line in the JSON array)."""
     body = ",\n".join(json.dumps(s, ensure_ascii=False) for s in steps)
     return (f"<think>\n{_think(problem, steps)}\n</think>\n<steps>\n[{body}]\n</steps>\n"
             f"<answer>{answer_text(problem)}</answer>")

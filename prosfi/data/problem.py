@@ -1,4 +1,4 @@
-"""The Problem schema shared by data, rewards, training and evaluation (README: "Problems, prompts and gold traces").
+"""The Problem schema shared by data, rewards, training and evaluation (docs/data.md).
 
 Two kinds:
 - `true_false_uncertain` (ProverQA): `goal` formula, `options` letter -> "True"/"False"/"Uncertain",

@@ -8,7 +8,7 @@ The one function behind `prosfi eval`, the training callback and the demo's befo
     result.summary["overall"]["reward_hit"]
 
 Outputs in `out_dir` (when given): completions.jsonl (one scored record per completion),
-summary.json (the contract in `prosfi.eval.metrics` / the README), summary.md, and PNG plots.
+summary.json (the contract in `prosfi.eval.metrics` / docs/eval.md), summary.md, and PNG plots.
 """
 
 from __future__ import annotations

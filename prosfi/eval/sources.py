@@ -2,7 +2,7 @@
 
 Spec grammar (repeatable on the command line; see `SPEC_HELP`):
 
-    PATH.jsonl | jsonl:PATH      a problems JSONL (README "Problems"); group (problem.source, difficulty)
+    PATH.jsonl | jsonl:PATH      a problems JSONL (docs/data.md); group (problem.source, difficulty)
     kk:2..8 | kk:3 | kk:2,4      generated Knights & Knaves, `count` puzzles per number of people
     fol:hard | fol:easy,hard     generated ProverQA-style problems per difficulty (easy medium hard extra)
     proverqa:hard=FILE           a ProverQA dev JSON file as the benchmark ships it (proverqa:hard alone: the hub)

@@ -1,5 +1,5 @@
 """The formula language: Lean 4 syntax for first-order logic, parsed into one AST that every
-prover backend renders from (README: "The formula language").
+prover backend renders from (docs/formulas.md).
 
     parse(text) -> Formula                    FormulaError on any bad input
     check_signature(formulas) -> Signature    SignatureError on an arity/role clash

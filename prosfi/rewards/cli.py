@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-dependencies", type=int, default=None, help="chain guard (default 4)")
     parser.add_argument("--max-steps", type=int, default=None, help="chain guard (default 64)")
     parser.add_argument("--uncertain", choices=("verify", "cap", "exclude"), default=None,
-                        help="how a right Uncertain answer is scored (default verify; README 'Rewards')")
+                        help="how a right Uncertain answer is scored (default verify; docs/rewards.md)")
 
 
 def run(args: argparse.Namespace) -> int:

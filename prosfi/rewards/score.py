@@ -36,7 +36,7 @@ class ScoreResult:
     verified_fraction: float = 0.0
 
     def to_json(self) -> dict:
-        """The `prosfi score` output record (README, Rewards: `prosfi score`)."""
+        """The `prosfi score` output record (docs/rewards.md, `prosfi score`)."""
         return {
             "problem_id": self.problem_id,
             "reward": self.reward,

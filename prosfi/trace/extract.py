@@ -1,6 +1,6 @@
 """Split a completion into its `<think>`, `<steps>` and `<answer>` blocks.
 
-The layout is a contract with the policy (README, "Rewards": Format); anything that bends it is
+The layout is a contract with the policy (docs/rewards.md, "Format"); anything that bends it is
 a format failure with a reason, never an exception: the trainer must not crash on a completion.
 Tag-stuffing (a second `<answer>`, a `<steps>` hidden in the reasoning, text after `</answer>`)
 is rejected by counting every tag over the whole text.

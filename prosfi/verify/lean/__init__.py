@@ -1,7 +1,7 @@
 """Lean 4 backend: whole-theorem rendering, a warm REPL pool, the `lean` and `lean_dojo` backends.
 
 `lean_project/` (a Lake project with Aesop and the REPL) must be built on the machine:
-`cd lean_project && lake build`. See the README's Lean section.
+`cd lean_project && lake build`. See docs/lean.md.
 
 Names are imported lazily, so `VerifierConfig` can carry a `LeanConfig` without loading the
 backend, the pool or the renderer.

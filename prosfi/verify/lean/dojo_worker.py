@@ -9,7 +9,7 @@ imports; the Dojo is opened in command mode at the end of `ProsfiHeader.lean`. E
 command runs from that initial command state (like `env 0` in the REPL).
 
 LeanDojo needs `--project` to be a git repository with a commit (LeanGitRepo.from_path) and
-traces it on first use (minutes); see the README's Lean section.
+traces it on first use (minutes); see docs/lean.md.
 """
 
 from __future__ import annotations
