@@ -127,11 +127,11 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     from prosfi.train.interrupt import GracefulStop, Interrupted
     from prosfi.train.problems import from_script_args
     from prosfi.train.rows import grpo_dataset
-    from prosfi.train.rundir import clear_for_overwrite, mark_run
+    from prosfi.train.rundir import clear_for_overwrite
     from prosfi.train.runlog import start_audit, write_model_card
     from prosfi.train.sft import run_sft, sft_done
     from prosfi.train.stages import point_deepspeed_at, wandb_run
-    from prosfi.train.summary import MetricsRecorder, _checkpoint_step, run_rows, summarize
+    from prosfi.train.summary import MetricsRecorder, _checkpoint_step, mark_run, run_rows, summarize
 
     script, training, model_args = resolved.script, resolved.training, resolved.model
     out = Path(training.output_dir)

@@ -13,12 +13,11 @@ current run's story from the markers (`summary.run_rows`).
 
 from __future__ import annotations
 
-import json
 import shutil
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from prosfi.train.summary import mark_run  # noqa: F401 (re-exported: the logs' markers)
 
 # what a fresh run replaces (logs are not in this list: they are appended to)
 RUN_ARTEFACTS = ("sft", "eval_before", "eval_after", "summary.json", "reward_curve.png")
@@ -84,16 +83,6 @@ def clear_for_overwrite(output_dir: str | Path) -> None:
             shutil.rmtree(path)
         elif path.exists():
             path.unlink()
-
-
-def mark_run(path: str | Path, run_name: str | None, resume_from_step: int | None, **extra: Any) -> None:
-    """Append a `run_start` marker to a JSONL log (created if absent)."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    marker = {"event": "run_start", "run_name": run_name, "resume_from_step": resume_from_step,
-              "time": time.strftime("%Y-%m-%dT%H:%M:%S"), **extra}
-    with p.open("a", encoding="utf-8") as f:
-        f.write(json.dumps(marker) + "\n")
 
 
 __all__ = ["RUN_ARTEFACTS", "RunDirError", "RunPlan", "clear_for_overwrite", "last_checkpoint", "mark_run", "plan"]

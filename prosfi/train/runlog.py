@@ -10,7 +10,6 @@ resume keeps the earlier rows up to its checkpoint's step). Audit and metrics nu
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any

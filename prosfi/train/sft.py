@@ -121,8 +121,7 @@ def _console_and_rows(trainer: Any, out: Path) -> None:
     """Compact console lines, and every logged row in <output_dir>/sft/metrics.jsonl (appended to after a
     `run_start` marker: an interrupted warm-up starts over, its earlier rows stay readable)."""
     from prosfi.train.console import install
-    from prosfi.train.rundir import mark_run
-    from prosfi.train.summary import MetricsRecorder
+    from prosfi.train.summary import MetricsRecorder, mark_run
 
     install(trainer, "sft")
     rows = out / "metrics.jsonl"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,16 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
         if isinstance(row, dict):
             rows.append(row)
     return rows
+
+
+def mark_run(path: str | Path, run_name: str | None, resume_from_step: int | None, **extra: Any) -> None:
+    """Append a `run_start` marker to a JSONL log (created if absent)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    marker = {"event": "run_start", "run_name": run_name, "resume_from_step": resume_from_step,
+              "time": time.strftime("%Y-%m-%dT%H:%M:%S"), **extra}
+    with p.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(marker) + "\n")
 
 
 def run_rows(path: str | Path) -> list[dict[str, Any]]:
