@@ -72,8 +72,9 @@ def main(argv: list[str] | None = None) -> int:
 def _one_line_warnings() -> None:
     """prosfi's own warnings (`lean?` skipped where Lean is missing) as one `warning:` line on stderr,
     without Python's file:line and source line. Left alone where someone records warnings (pytest)."""
-    if warnings.showwarning is not getattr(warnings, "_showwarning_orig", None):
-        return
+    recording = getattr(getattr(warnings, "_showwarnmsg_impl", None), "__module__", None) != "warnings"
+    if recording or warnings.showwarning is not getattr(warnings, "_showwarning_orig", None):
+        return  # catch_warnings(record=True) (pytest.warns) or someone's own showwarning
     original = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):

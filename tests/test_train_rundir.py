@@ -162,3 +162,36 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_130_without_a_traceback(tiny_model,
     assert prosfi_main(["train", recipe, "--max_steps", str(step + 1)]) == 0
     rows = _lines(out / "metrics.jsonl")
     assert [r["resume_from_step"] for r in rows if r.get("event")] == [None, step]
+
+
+def test_an_endpoint_cache_in_the_folder_resumes_instead_of_refusing(tmp_path):
+    import argparse
+
+    from prosfi.eval.cli import resumes_from_cache
+    from prosfi.usage import output_folder
+
+    out = tmp_path / "eval"
+    out.mkdir()
+    (out / "requests.jsonl").write_text("")
+    args = argparse.Namespace(endpoint="http://localhost:8000/v1", cache=None)
+    assert resumes_from_cache(args, out) and output_folder(out, resume=True) == out
+    assert not resumes_from_cache(argparse.Namespace(endpoint=None, cache=None), out)
+    with pytest.raises(ValueError, match="already holds files"):
+        output_folder(out)
+    assert output_folder(out, overwrite=True) == out
+    assert output_folder(tmp_path / "empty") == tmp_path / "empty"  # created; an empty folder is fine too
+    assert output_folder(tmp_path / "empty") == tmp_path / "empty"
+
+
+def test_optional_lean_is_one_warning_line_without_python_source(tmp_path):
+    if __import__("shutil").which("lake"):
+        pytest.skip("Lean is installed here")
+    steps = Path(__file__).resolve().parents[1] / "examples" / "steps.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env.pop("PYTHONWARNINGS", None)
+    proc = subprocess.run([sys.executable, "-m", "prosfi", "check", str(steps), "--backends", "z3,lean?",
+                           "--workers", "2"], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("warning: prosfi verifier: backend 'lean' skipped"), lines
+    assert "RuntimeWarning" not in proc.stderr and "warnings.warn" not in proc.stderr
