@@ -195,3 +195,16 @@ def test_optional_lean_is_one_warning_line_without_python_source(tmp_path):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("warning: prosfi verifier: backend 'lean' skipped"), lines
     assert "RuntimeWarning" not in proc.stderr and "warnings.warn" not in proc.stderr
+
+
+def test_a_local_looking_model_path_that_is_not_there_fails_at_once(tmp_path, capsys, monkeypatch):
+    from prosfi.usage import looks_local
+
+    (tmp_path / "runs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    for model in ("runs/no_such_dir", "./x", "/abs/x", "~/x", "a/b/c"):
+        assert looks_local(model)
+        assert prosfi_main(["eval", "--data", "kk:2", "--count", "1", "--model", model, "-o", "out"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "no such folder" in err, err
+    assert not looks_local("Qwen/Qwen2.5-0.5B-Instruct")  # a hub id is left to the hub
