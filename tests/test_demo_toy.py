@@ -193,3 +193,25 @@ def test_outcome_twin_differs_only_in_reward_mode():
     assert pro.pop("reward_mode") == "prosfi" and out.pop("reward_mode") == "outcome"
     assert pro == out
     assert pro["dataset"] == "toy" and pro["eval_held_out"] > 0 and pro["tiny"]["corpus"] == "toy"
+
+
+def test_prosfi_data_toy_writes_the_demo_chains(tmp_path, capsys):
+    """`prosfi data toy` writes the demo's problems: seeded bytes, fixed layout, gold traces that verify."""
+    from prosfi.cli import main
+    from prosfi.data.gold import gold_completion
+    from prosfi.data.problem import read_problems
+
+    outs = []
+    for name in ("a.jsonl", "b.jsonl"):
+        assert main(["data", "toy", "--count", "6", "--seed", "3", "-o", str(tmp_path / name)]) == 0
+        outs.append((tmp_path / name).read_bytes())
+    assert outs[0] == outs[1] and len(outs[0].splitlines()) == 6
+    problems = list(read_problems(tmp_path / "a.jsonl"))
+    assert {p.answer for p in problems} == {"A", "B"}
+    assert all(p.premises[0].id == "h1" and " " in p.premises[0].formal and "∀" not in p.premises[0].formal
+               for p in problems)  # fixed layout: the fact first
+    assert all(gold_completion(p) for p in problems)
+    assert main(["data", "toy", "--depth", "2-3", "--count", "4", "-o", str(tmp_path / "deep.jsonl")]) == 0
+    assert {p.difficulty for p in read_problems(tmp_path / "deep.jsonl")} <= {2, 3, "2", "3"}
+    assert main(["data", "toy", "--depth", "x", "-o", str(tmp_path / "bad.jsonl")]) == 2
+    assert "--depth" in capsys.readouterr().err

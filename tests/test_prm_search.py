@@ -211,3 +211,29 @@ def test_a_round_of_beams_is_proposed_in_one_batched_generation(problem, tiny):
     groups = proposer.propose_many(problem, [[], gold_steps(problem)[:2]], 3)  # contexts of different lengths
     assert [len(g) for g in groups] == [3, 3] and proposer.calls == before + 6
     assert all(isinstance(p, Proposal) for g in groups for p in g)
+
+
+class StallingProposer(ScriptedProposer):
+    """The gold steps for the first `good` rounds, then only malformed text: the policy cannot go on."""
+
+    def __init__(self, problem, good):
+        super().__init__(problem)
+        self.good = good
+
+    def propose(self, problem, prefix, k):
+        if len(prefix) >= self.good:
+            return [Proposal("{not json")] * k
+        return super().propose(problem, prefix, k)
+
+
+def test_a_search_whose_beams_all_stall_answers_the_best_chain_reached(problem, verifier):
+    """When no beam closes its array, the search answers the valid chain it built, not an empty one."""
+    prm = StubPRM(problem)
+    res = search(problem, StallingProposer(problem, good=2), prm, verifier,
+                 SearchConfig(beams=2, candidates=4, max_steps=5, mode="both"))
+    gold = [s["conclusion"] for s in Groundedness(problem).gold]
+    assert [s["conclusion"] for s in res.steps] == gold[:2]
+    assert all(v == "valid" for v in chain_verdicts([problem], [res.steps], verifier)[0])
+    res = search(problem, StallingProposer(problem, good=0), prm, verifier,
+                 SearchConfig(beams=2, candidates=4, max_steps=3, mode="both"))
+    assert res.steps == []  # nothing valid was ever proposed: nothing to answer with

@@ -3,6 +3,7 @@
     prosfi data kk --people 3 --count 100 --seed 0 -o kk3.jsonl
     prosfi data kk --hub --people 3 -o kk3_test.jsonl          (K-and-K/knights-and-knaves)
     prosfi data fol --difficulty hard --count 300 --seed 0 -o hard.jsonl
+    prosfi data toy --depth 1 --layout fixed --count 200 --seed 5 -o toy.jsonl   (the CPU demo's rule chains)
     prosfi data proverqa --split hard -o pqa_hard.jsonl           (opendatalab/ProverQA)
     prosfi data gold problems.jsonl -o gold.jsonl [--sft]
     prosfi data prompts problems.jsonl -o rows.jsonl [--few-shot 1]
@@ -23,7 +24,7 @@ from prosfi.data.problem import Problem, read_problems, write_problems
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="data_command", required=True,
-                                metavar="{kk,fol,proverqa,gold,prompts,validate}")
+                                metavar="{kk,fol,toy,proverqa,gold,prompts,validate}")
 
     p = sub.add_parser("kk", help="Knights & Knaves puzzles: generate (seeded) or load from the hub (--hub)")
     p.add_argument("--people", type=int, default=3, help="inhabitants per puzzle (2-8)")
@@ -44,6 +45,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument("--no-verify", action="store_true", help="skip confirming every label with the verifier")
     p.add_argument("--backends", default="z3", help="verifier backends for the label check")
+    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
+
+    p = sub.add_parser("toy", help="the CPU demo's toy rule chains (prosfi.data.toy), as a problems file")
+    p.add_argument("--depth", default="1", help="rules per chain: a number or a range such as 1-3 (the demo: 1)")
+    p.add_argument("--layout", default="fixed", choices=("fixed", "shuffled"),
+                   help="fixed: fact h1, rules h2.., distractors after (the demo's toy_layout); shuffled: any order")
+    p.add_argument("--count", type=int, default=100, help="problems (labels True/False in turn)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (the demo draws SFT, GRPO and held-out "
+                   "problems from seeds of its own; another seed gives other problems)")
     p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
 
     p = sub.add_parser("proverqa", help="ProverQA from the hub (opendatalab/ProverQA) or a local copy")
@@ -175,6 +185,21 @@ def _fol(args) -> int:
     return 0
 
 
+def _toy(args) -> int:
+    from prosfi.data.toy import ToyConfig, generate
+
+    lo, _, hi = str(args.depth).partition("-")
+    try:
+        depths = (int(lo), int(hi or lo))
+    except ValueError:
+        raise ValueError(f"--depth: a number or a range such as 1-3, got {args.depth!r}") from None
+    problems = generate(ToyConfig(min_depth=depths[0], max_depth=depths[1], layout=args.layout),
+                        args.count, args.seed)
+    n = _write(problems, args.output)
+    _say(f"wrote {n} toy rule chains (depth {args.depth}, {args.layout} layout) to {args.output}")
+    return 0
+
+
 def _proverqa(args) -> int:
     from prosfi.data.hub import HubUnavailable
     from prosfi.data.proverqa import load_proverqa
@@ -236,5 +261,5 @@ def _validate(args) -> int:
     return 0
 
 
-_COMMANDS = {"kk": _kk, "fol": _fol, "proverqa": _proverqa, "gold": _gold, "prompts": _prompts,
+_COMMANDS = {"kk": _kk, "fol": _fol, "toy": _toy, "proverqa": _proverqa, "gold": _gold, "prompts": _prompts,
              "validate": _validate}

@@ -270,7 +270,7 @@ def search(problem: Problem, proposer: StepProposer, prm, verifier, config: Sear
     prompt = user_prompt(problem)
     res = SearchResult(problem.id, "", [], "")
     t0 = time.perf_counter()
-    active, finished = [Beam([])], []
+    active, finished, stalled = [Beam([])], [], []
     for _ in range(cfg.max_steps):
         if not active:
             break
@@ -315,8 +315,12 @@ def search(problem: Problem, proposer: StepProposer, prm, verifier, config: Sear
             scores = []
         grown = [Beam(b.steps + [s], b.score + math.log(max(float(x), 1e-12))) for (b, s), x in zip(cands, scores)]
         grown.sort(key=lambda b: -b.score)  # stable: earlier candidates win ties
+        parents = {id(b) for b, _ in cands} | {id(b) for b in finished}
+        stalled += [b for b in active if id(b) not in parents and b.steps]  # no valid child, not closed
         active = grown[: cfg.beams]
     finished += active  # out of rounds: close what is left
+    if not finished:  # every beam stalled (no valid continuation, no `]`): answer the best chain reached
+        finished = stalled
     best = max(finished, key=lambda b: b.mean) if finished else Beam([])
     res.steps = best.steps
     t = time.perf_counter()
