@@ -29,11 +29,11 @@ for seed in $SEEDS; do
     prosfi train "$recipe" --sft false --model_name_or_path "$OUT/warmup/sft" --seed "$seed" \
       --output_dir "$OUT/$mode-s$seed" --run_name "ablation-$mode-s$seed" "$@"
   done
-  prosfi eval compare "$OUT/outcome-s$seed/eval_after" "$OUT/prosfi-s$seed/eval_after" -o "$OUT/compare-s$seed"
+  prosfi eval compare "$OUT/outcome-s$seed/eval_after" "$OUT/prosfi-s$seed/eval_after" -o "$OUT/compare-s$seed" --overwrite
   dirs+=("$OUT/outcome-s$seed/eval_after" "$OUT/prosfi-s$seed/eval_after")
 done
 first=$(echo $SEEDS | cut -d' ' -f1)
-prosfi eval compare "$OUT/prosfi-s$first/eval_before" "${dirs[@]}" -o "$OUT/compare"
+prosfi eval compare "$OUT/prosfi-s$first/eval_before" "${dirs[@]}" -o "$OUT/compare" --overwrite
 set +x
 {
   echo "# Toy ablation: prosfi vs outcome reward (seeds: $SEEDS)"

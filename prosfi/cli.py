@@ -10,6 +10,7 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -58,7 +59,11 @@ def main(argv: list[str] | None = None) -> int:
         parser = argparse.ArgumentParser(prog=f"prosfi {name}", description=help_text)
         module.add_arguments(parser)
         args = parser.parse_args(rest)
+        _one_line_warnings()
         return int(module.run(args) or 0)
+    except KeyboardInterrupt:  # Ctrl-C outside a stage that saves on it (prosfi train does): one line
+        print(f"\nprosfi {name}: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # `prosfi check … | head`: the reader left; exit quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -71,6 +76,23 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(message, file=sys.stderr)
         return 2
+
+
+def _one_line_warnings() -> None:
+    """prosfi's own warnings (`lean?` skipped where Lean is missing) as one `warning:` line on stderr,
+    without Python's file:line and source line. Left alone where someone records warnings (pytest)."""
+    recording = getattr(getattr(warnings, "_showwarnmsg_impl", None), "__module__", None) != "warnings"
+    if recording or warnings.showwarning is not getattr(warnings, "_showwarning_orig", None):
+        return  # catch_warnings(record=True) (pytest.warns) or someone's own showwarning
+    original = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if str(message).startswith("prosfi"):
+            print(f"warning: {message}", file=file or sys.stderr)
+        else:
+            original(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
 
 
 if __name__ == "__main__":

@@ -16,11 +16,21 @@ def check_model_path(model: str, flag: str = "--model") -> None:
             raise ValueError(f"{flag} {model}: no config.json in that folder; give a saved model folder "
                              "(e.g. a `prosfi train` output or `prosfi model tiny --out DIR`)")
         return
-    looks_local = model.startswith(("/", ".", "~")) or model.endswith("/") or model.count("/") > 1 \
-        or os.sep == "\\" and "\\" in model
-    if looks_local:
+    if looks_local(model):
         raise ValueError(f"{flag} {model}: no such folder; give a saved model folder (e.g. `prosfi model tiny "
                          "--out DIR`) or a hub id like Qwen/Qwen2.5-0.5B-Instruct")
+
+
+LOCAL_ROOTS = ("runs", "outputs", "checkpoints", "models")  # prosfi's own output folders
+
+
+def looks_local(path: str) -> bool:
+    """A model path that names a local folder rather than a hub id (`org/name`): `./x`, `/abs`, `~/x`,
+    `a/b/c`, a trailing slash, or `runs/x` where `runs/` is a folder here (or one of prosfi's output roots)."""
+    if path.startswith(("/", ".", "~")) or path.endswith("/") or path.count("/") > 1 or os.sep == "\\" and "\\" in path:
+        return True
+    head = path.split("/", 1)[0]
+    return "/" in path and (head in LOCAL_ROOTS or os.path.isdir(head))
 
 
 def one_line(exc: BaseException) -> str:
@@ -32,12 +42,20 @@ def one_line(exc: BaseException) -> str:
     return text if len(text) <= 500 else text[:240] + " … " + text[-250:]
 
 
-def output_folder(path: str | Path, create: bool = True) -> Path:
-    """The -o folder, checked before any work: not an existing file, creatable (created unless `create`
-    is False, for a check before the inputs are known to be usable). ValueError otherwise."""
+def output_folder(path: str | Path, create: bool = True, overwrite: bool = False, resume: bool = False) -> Path:
+    """The -o folder, checked before any work: not an existing file, not a folder that already holds files
+    (another run's outputs would be silently replaced) unless `overwrite` (--overwrite) or `resume` (the
+    command resumes from what is there), creatable (created unless `create` is False, for a check before
+    the inputs are known to be usable). ValueError otherwise."""
     out = Path(path)
     if out.exists() and not out.is_dir():
-        raise ValueError(f"-o {path} is a file; give a folder to create or reuse")
+        raise ValueError(f"-o {path} is a file; give a folder to create")
+    if out.is_dir() and not (overwrite or resume):
+        held = sorted(p.name for p in out.iterdir())
+        if held:
+            shown = ", ".join(held[:3]) + (", ..." if len(held) > 3 else "")
+            raise ValueError(f"-o {path} already holds files ({shown}); add --overwrite to write over them, "
+                             "or give another -o")
     if not create:
         return out
     try:
@@ -65,4 +83,12 @@ def missing_extra(exc: ModuleNotFoundError, command: str) -> str | None:
             f"prosfi checkout{_HINT.get(extra, '')}")
 
 
-__all__ = ["EXTRA_OF", "check_model_path", "missing_extra", "one_line", "output_folder"]
+
+def add_overwrite_argument(parser) -> None:
+    """--overwrite, for a command that writes an output folder."""
+    parser.add_argument("--overwrite", action="store_true",
+                        help="write into an output folder that already holds files (they are replaced)")
+
+
+__all__ = ["EXTRA_OF", "add_overwrite_argument", "check_model_path", "looks_local", "missing_extra", "one_line",
+           "output_folder"]

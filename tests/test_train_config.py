@@ -130,11 +130,20 @@ def test_resume_auto_finds_the_last_checkpoint(tmp_path):
 
 @pytest.mark.parametrize("recipe", TRAIN_RECIPES, ids=lambda p: str(p.relative_to(ROOT / "recipes")))
 def test_every_shipped_recipe_resolves_with_dry_run(recipe, capsys, monkeypatch, tmp_path):
+    import shutil
+
     monkeypatch.chdir(tmp_path)  # dry runs must not create anything
-    assert prosfi_main(["train", str(recipe), "--dry-run"]) == 0
-    printed = yaml.safe_load(capsys.readouterr().out)
-    assert printed["recipe"] == str(recipe)
     raw = yaml.safe_load(recipe.read_text())
+    if raw.get("reward_mode") == "direct_lean" and not shutil.which("lake"):
+        # the dry run checks Lean as the run would: one line saying what to install, exit 2
+        assert prosfi_main(["train", str(recipe), "--dry-run"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "needs Lean" in err
+        printed = resolve(str(recipe), [], dry_run=True).as_dict()  # the recipe itself resolves
+    else:
+        assert prosfi_main(["train", str(recipe), "--dry-run"]) == 0
+        printed = yaml.safe_load(capsys.readouterr().out)
+    assert printed["recipe"] == str(recipe)
     assert printed["model"]["model_name_or_path"] == raw["model_name_or_path"]
     assert printed["script"]["reward_mode"] == raw["reward_mode"]
     assert list(tmp_path.iterdir()) == []
@@ -179,17 +188,24 @@ def test_summary_reads_headlines_from_logged_rows():
     assert "format rate" in s.to_text() and "0.550" in s.to_text()
 
 
-def test_resume_drops_metric_rows_after_the_checkpoint(tmp_path):
+def test_appended_log_keeps_every_row_and_reads_back_the_current_run(tmp_path):
     import json
 
-    from prosfi.train.summary import keep_rows_until, read_rows
+    from prosfi.train.rundir import mark_run
+    from prosfi.train.summary import read_rows, run_rows
 
     path = tmp_path / "metrics.jsonl"
-    path.write_text("".join(json.dumps({"step": i, "reward": 0.0}) + "\n" for i in range(1, 6)))
-    keep_rows_until(path, str(tmp_path / "checkpoint-3"))
-    assert [r["step"] for r in read_rows(path)] == [1, 2, 3]
-    keep_rows_until(path, None)  # a fresh start in the same directory
-    assert read_rows(path) == []
+    mark_run(path, "a", None)
+    path.open("a").write("".join(json.dumps({"step": i, "reward": 0.0}) + "\n" for i in range(1, 6)))
+    mark_run(path, "a", 3)  # resumed from checkpoint-3: steps 4 and 5 are logged again
+    path.open("a").write("".join(json.dumps({"step": i, "reward": 1.0}) + "\n" for i in (4, 5)))
+    assert [r["step"] for r in run_rows(path)] == [1, 2, 3, 4, 5]
+    assert [r["reward"] for r in run_rows(path)] == [0.0] * 3 + [1.0] * 2
+    assert len(read_rows(path)) == 2 + 5 + 2  # nothing was truncated
+    mark_run(path, "b", None)  # a fresh run (--overwrite) appends too
+    path.open("a").write(json.dumps({"step": 1, "reward": 0.5}) + "\n{torn")
+    assert run_rows(path) == [{"step": 1, "reward": 0.5}]
+    assert len(read_rows(path)) == 2 + 5 + 2 + 2
 
 
 def test_dataset_spec_yields_the_requested_problems():

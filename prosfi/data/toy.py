@@ -123,7 +123,33 @@ def generate_one(rng: random.Random, cfg: ToyConfig, label: str, pid: str) -> Pr
     )
 
 
-def generate(cfg: ToyConfig, count: int, seed: int) -> list[Problem]:
-    """`count` toy problems, labels in turn; deterministic in `seed`."""
+EVAL_BUCKETS = 5  # one problem in 5 (by content) is reserved for evaluation: `split="eval"`
+
+
+def is_eval_problem(problem: Problem) -> bool:
+    """Whether a toy problem is in the evaluation share of the space (a hash of its premises, as a set, and
+    goal: the same problem with its premises reordered is in the same share)."""
+    import zlib
+
+    text = "\n".join(sorted(p.formal for p in problem.premises)) + "\n|" + problem.goal
+    return zlib.crc32(text.encode("utf-8")) % EVAL_BUCKETS == 0
+
+
+def generate(cfg: ToyConfig, count: int, seed: int, split: str | None = None) -> list[Problem]:
+    """`count` toy problems, labels in turn; deterministic in `seed`. `split="train"` draws only problems
+    outside the evaluation share, `split="eval"` only problems inside it (`is_eval_problem`), so a model
+    trained on the one is never evaluated on a problem it saw, whatever the seeds; None draws from both."""
+    if split not in (None, "train", "eval"):
+        raise ValueError(f"split: 'train', 'eval' or None, got {split!r}")
     rng = random.Random(seed)
-    return [generate_one(rng, cfg, cfg.labels[i % len(cfg.labels)], f"toy-{seed}-{i:05d}") for i in range(count)]
+    out: list[Problem] = []
+    tries = 0
+    while len(out) < count:
+        label = cfg.labels[len(out) % len(cfg.labels)]
+        problem = generate_one(rng, cfg, label, f"toy-{seed}-{len(out):05d}")
+        tries += 1
+        if split is None or is_eval_problem(problem) == (split == "eval"):
+            out.append(problem)
+        elif tries > 50 * (count + 10):  # pragma: no cover - the shares are 1/5 and 4/5 of a large space
+            raise ValueError(f"toy: could not draw {count} {split} problems")
+    return out

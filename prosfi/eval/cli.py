@@ -72,6 +72,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_generation_arguments(parser)
     parser.add_argument("-o", "--output", default=None, help="output folder (default: runs/eval/<name>)")
     parser.add_argument("--label", default=None, help="the name of this run in tables and plots")
+    from prosfi.usage import add_overwrite_argument
+
+    add_overwrite_argument(parser)
     parser.add_argument("--reward", default="prosfi", choices=("prosfi", "step_fraction"),
                         help="reward mode of the `reward` column (the metrics do not depend on it; default prosfi)")
     parser.add_argument("--bootstrap", type=int, default=None,
@@ -194,6 +197,11 @@ def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = N
     raise ValueError("give one of --model, --endpoint or --completions")
 
 
+def resumes_from_cache(args: argparse.Namespace, out: Path) -> bool:
+    """An --endpoint run into a folder that holds its default request cache resumes from it."""
+    return bool(getattr(args, "endpoint", None) and not args.cache and (out / "requests.jsonl").is_file())
+
+
 def _default_output(args: argparse.Namespace) -> Path:
     name = args.label or Path(args.model or args.served_model or args.completions or "eval").name
     return Path("runs") / "eval" / (name.replace("/", "_") or "eval")
@@ -208,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
         from prosfi.eval.compare import run_compare
 
         return run_compare(args.compare[1:], args.output, n_boot=args.bootstrap, plots=not args.no_plots,
-                           wandb=args.wandb)
+                           wandb=args.wandb, overwrite=args.overwrite)
     if args.bootstrap is None:
         args.bootstrap = 1000
     from prosfi.data.hub import HubUnavailable
@@ -233,6 +241,10 @@ def _run_eval(args: argparse.Namespace) -> int:
     from prosfi.verify.verifier import Verifier
 
     out = Path(args.output) if args.output else _default_output(args)
+    resume = resumes_from_cache(args, out)
+    output_folder(out, create=False, overwrite=args.overwrite, resume=resume)  # before any work
+    if resume:
+        print(f"[prosfi eval] resuming from {out / 'requests.jsonl'} (the endpoint's cached answers)", file=sys.stderr)
     completion_notes: list[str] = []
     generator, model_label = generator_from_args(args, out, completion_notes)
     if args.bootstrap < 1:
@@ -260,7 +272,7 @@ def _run_eval(args: argparse.Namespace) -> int:
                 raise ValueError(f"none of the {len(generations)} completions in {args.completions} names a problem "
                                  f"of --data (first problem_id {generations[0].problem_id!r}); give the --data "
                                  "the completions were made for")
-        output_folder(out)  # after the problems: a bad spec leaves no folder behind
+        output_folder(out, overwrite=True)  # checked above; created after the problems (a bad spec leaves none)
         notes = completion_notes + held_out_notes(problems, args.recipe)
         for s in sources:
             msg = f"[prosfi eval] {s.spec}: {len(s.problems)} problems"
@@ -321,5 +333,5 @@ def held_out_notes(problems: Sequence, recipe: str | None) -> list[str]:
              f"problem of {recipe} (e.g. {', '.join(shared[:3])}): not held out")]
 
 
-__all__ = ["add_arguments", "add_generation_arguments", "add_source_arguments", "generation_config",
+__all__ = ["add_arguments", "add_generation_arguments", "resumes_from_cache", "add_source_arguments", "generation_config",
            "generator_from_args", "held_out_notes", "no_problems", "prompt_settings", "run", "sources_from_args"]

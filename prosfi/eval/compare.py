@@ -142,15 +142,16 @@ def to_markdown(result: dict[str, Any]) -> str:
 
 
 def run_compare(dirs: Sequence[str], output: str | None = None, n_boot: int | None = None, plots: bool = True,
-                wandb: bool = False) -> int:
+                wandb: bool = False, overwrite: bool = False) -> int:
     """The `prosfi eval compare` command: prints the table; writes compare.{json,md} and plots to output."""
     from prosfi.usage import one_line, output_folder
 
     try:
         if n_boot is not None and n_boot < 1:
             raise ValueError(f"--bootstrap {n_boot}: give at least 1 resample")
+        out = output_folder(output or Path("runs") / "eval" / "compare", create=False, overwrite=overwrite)
         result = compare(dirs, n_boot=N_BOOT if n_boot is None else n_boot)
-        out = output_folder(output or Path("runs") / "eval" / "compare")
+        out = output_folder(out, overwrite=True)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"prosfi eval compare: {one_line(exc)}", file=sys.stderr)
         return 2

@@ -15,6 +15,9 @@ Spec grammar (repeatable on the command line; see `SPEC_HELP`):
     physics:easy | physics:easy,hard   generated physics problems with units per difficulty (easy medium hard)
     gsm_symbolic:N               N GSM-Symbolic problems from reasoning-gym (`count` when N is omitted)
     scibench:FILE                a SciBench JSON file (problem_text / answer_number / LaTeX unit)
+    toy | toy:1..3 | toy:2,shuffled  the CPU demo's toy rule chains by number of rules (default 1, the demo's
+                                 fixed layout; `shuffled` for shuffled premises), drawn from the evaluation
+                                 share of the space that training never draws from (prosfi.data.toy)
 
 The contract other tools rely on: `load_source(spec, ...) -> Source` whose `problems` have unique ids
 and whose `group(problem)` is `(source, difficulty)` with difficulty a string or None; records a loader
@@ -36,7 +39,8 @@ SPEC_HELP = ("problem source, repeatable: a problems JSONL path (or jsonl:PATH);
              "kkhub:FILE or kkhub:3 (K&K in the hub's JSONL format); rgkk:2..7 (reasoning-gym's knights_knaves, "
              "in each puzzle's own words: saints/sinners, heroes/villains, …); folio:FILE (FOLIO JSONL); "
              "gsm8k:FILE (GSM8K JSONL); physics:easy,medium,hard (generated physics with units); gsm_symbolic:N "
-             "(reasoning-gym GSM-Symbolic); scibench:FILE (SciBench JSON)")
+             "(reasoning-gym GSM-Symbolic); scibench:FILE (SciBench JSON); toy or toy:1..3 "
+             "(the CPU demo's rule chains, held out from its training; toy:1,shuffled for shuffled premises)")
 PHYSICS_DIFFICULTIES = ("easy", "medium", "hard")
 
 FOL_DIFFICULTIES = ("easy", "medium", "hard", "extra")
@@ -118,7 +122,9 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
     spec = spec.strip()
     kind, sep, rest = spec.partition(":")
     known = ("jsonl", "kk", "fol", "proverqa", "kkhub", "kk_hub", "folio", "rgkk", "gsm8k", "physics",
-             "gsm_symbolic", "scibench")
+             "gsm_symbolic", "scibench", "toy")
+    if spec == "toy":
+        kind, sep, rest = "toy", ":", ""
     if not sep or (kind not in known and Path(spec).exists()):  # a bare path (even one with a colon)
         kind, rest = "jsonl", spec
     per_group = count if limit is None else min(count, limit)
@@ -173,6 +179,8 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
         return _unique(src)
     if kind in ("kkhub", "kk_hub"):
         return _kk_hub(spec, rest, limit)
+    if kind == "toy":
+        return _toy(spec, rest, per_group, seed)
     if kind == "folio":
         from prosfi.data.folio import load_folio
 
@@ -221,6 +229,39 @@ def _quantity_source(kind: str, spec: str, rest: str, per_group: int, limit: int
         skipped = []
         src.problems = _tag(gsms_generate(n, seed, skipped=skipped), "gsm_symbolic")
         src.skipped = [(str(i), why) for i, why in skipped]
+    return _unique(src)
+
+
+def _toy(spec: str, rest: str, count: int, seed: int) -> Source:
+    """Toy rule chains from the evaluation share (`split="eval"`), `count` per number of rules."""
+    from prosfi.data.toy import ToyConfig, generate
+
+    words = [w.strip() for w in rest.split(",") if w.strip()]
+    layouts = [w for w in words if w in ("fixed", "shuffled")]
+    depths_text = ",".join(w for w in words if w not in layouts) or "1"
+    depths: list[int] = []
+    for part in depths_text.split(","):
+        m = re.fullmatch(r"(\d+)(?:(?:\.\.|-)(\d+))?", part)
+        if not m or not 1 <= int(m.group(1)) <= int(m.group(2) or m.group(1)) <= 3:
+            raise SpecError(f"--data {spec!r}: give the number of rules per chain, 1 to 3 (toy:1, toy:1..3), "
+                            "optionally with a layout (toy:1,shuffled)")
+        depths.extend(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
+    layout = layouts[-1] if layouts else "fixed"
+    src = Source("toy", spec)
+    for d in sorted(set(depths)):
+        drawn = generate(ToyConfig(min_depth=d, max_depth=d, layout=layout), 3 * count, seed + 104_729 * d, split="eval")
+        seen: set = set()
+        problems = []
+        for p in drawn:  # one-rule chains over a fixed vocabulary repeat: each problem once
+            key = (frozenset(x.formal for x in p.premises), p.goal)
+            if key not in seen and len(problems) < count:
+                seen.add(key)
+                problems.append(p)
+        if len(problems) < count:
+            src.notes.append(f"toy:{d}: only {len(problems)} distinct held-out problems (asked for {count})")
+        for p in problems:
+            p.id = f"toy-eval-{layout}-{d}-{p.id.rsplit('-', 1)[1]}"
+        src.problems += _tag(problems, "toy", d)
     return _unique(src)
 
 

@@ -24,6 +24,7 @@ SUBCOMMANDS = ("label", "train", "score", "rerank", "negatives")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from prosfi.eval.cli import add_generation_arguments, add_source_arguments
+    from prosfi.usage import add_overwrite_argument
     from prosfi.verify.cli import add_verifier_arguments
 
     sub = parser.add_subparsers(dest="prm_command", required=True, metavar="{" + ",".join(SUBCOMMANDS) + "}")
@@ -46,6 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="prosfi: completions with a <steps> array (default); gsm8k: solutions in GSM8K's own "
                    "style (<<expr=value>> annotations, `#### N` or `A: N`), each annotation one step; the file "
                    "is {problem_id, completion} lines or GSM8K's example_model_solutions.jsonl (docs/prm.md)")
+    add_overwrite_argument(p)
 
     p = sub.add_parser("train", help="fine-tune a PRM from a recipe (objective sft or pairwise) plus overrides",
                        usage="prosfi prm train RECIPE.yaml [--key value ...] [--dry-run]")
@@ -77,6 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", default=None, help="output folder: rerank.json, rerank.md, picks.jsonl")
     p.add_argument("--prm-batch-size", type=int, default=16, help="steps per PRM forward pass")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals")
+    add_overwrite_argument(p)
 
     p = sub.add_parser("negatives", help="counterfactual hard negatives (CSP) and natural negatives as pairs")
     add_source_arguments(p, required=True)
@@ -212,18 +215,26 @@ def _label(args: argparse.Namespace) -> int:
     if not 0.0 <= args.val_fraction < 1.0:
         raise ValueError(f"--val-fraction {args.val_fraction}: give a fraction in [0, 1), e.g. 0.1")
     _check_generation_flags(args)
-    output_folder(args.output, create=False)
+    from prosfi.eval.cli import resumes_from_cache
+
     out = Path(args.output)
+    resume = resumes_from_cache(args, out)
+    output_folder(out, create=False, overwrite=args.overwrite, resume=resume)
+    if resume:
+        _log("label", f"resuming from {out / 'requests.jsonl'} (the endpoint's cached answers)")
     if getattr(args, "completion_format", "prosfi") == "gsm8k":
         return _label_gsm8k(args, out)
     with _verifier(args) as verifier:
         problems = _problems(args, verifier)
         generations = _generations(args, problems, out)
-        output_folder(out)
+        output_folder(out, overwrite=True)  # checked above
         scored = score_generations(problems, generations, verifier, progress=not args.no_progress)
         items = [{"problem_id": g.problem_id, "completion": g.completion, "index": i, "sample": g.sample}
                  for i, g in enumerate(generations)]
         records, stats = label_completions(problems, items, verifier)
+    if not records:  # empty train/val files would only fail later, in `prosfi prm train`
+        _write_jsonl(out / "completions.jsonl", scored)
+        raise ValueError(no_chains(stats, out))
     n_raw = len(records)
     if not args.no_dedupe:
         records = ds.dedupe_records(records)
@@ -231,6 +242,10 @@ def _label(args: argparse.Namespace) -> int:
     before = ds.stats(train)
     if args.balance is not None:
         train = ds.balance(train, args.balance, truncate=not args.no_truncate, seed=args.split_seed)
+    if not train:
+        raise ValueError(f"the train split is empty ({len(records)} chains, all on the problems held out for "
+                         f"validation or dropped by --balance {args.balance}); lower --val-fraction, leave out "
+                         "--balance, or label more problems")
     _write_jsonl(out / "train.jsonl", train)
     _write_jsonl(out / "val.jsonl", val)
     _write_jsonl(out / "completions.jsonl", scored)
@@ -267,7 +282,10 @@ def _label_gsm8k(args: argparse.Namespace, out: Path) -> int:
                          "--data (matched by problem_id, or by question text for GSM8K's example_model_solutions)")
     records = ql.label_items(problems, items)
     labelled = [r for r in records if r["labels"]]
-    output_folder(out)
+    if not labelled:
+        raise ValueError(f"no chain to label: none of the {len(records)} matched solutions has a readable "
+                         "<<expr=value>> annotation")
+    output_folder(out, overwrite=args.overwrite)
     n_raw = len(labelled)
     kept = labelled if args.no_dedupe else ds.dedupe_records(labelled)
     train, val = ds.split_by_problem(kept, args.val_fraction, args.split_seed)
@@ -293,6 +311,17 @@ def _label_gsm8k(args: argparse.Namespace, out: Path) -> int:
     _log("label", f"wrote {out}/labels.jsonl ({len(records)} solutions), train.jsonl ({len(train)}), val.jsonl "
          f"({len(val)}), fover.jsonl, processbench.jsonl, scores.jsonl, stats.json")
     return 0
+def no_chains(stats: Any, out: Path) -> str:
+    """Why labelling gave no chain, in one line (the scored completions are in `out`)."""
+    if not stats.completions:
+        why = "there were no completions"
+    elif stats.format_failures >= stats.completions:
+        why = (f"all {stats.completions} completions are malformed (no readable <steps> block); a policy that "
+               "writes the steps format is needed (an SFT warm-up, `prosfi sft`, teaches it)")
+    else:
+        why = (f"of {stats.completions} completions {stats.format_failures} are malformed and the rest have no "
+               f"step with a valid or invalid verdict ({stats.unknown_steps} unknown steps left out)")
+    return f"no chain to label: {why}; see {out / 'completions.jsonl'}"
 
 
 # -- train -------------------------------------------------------------------------------------------
@@ -472,7 +501,7 @@ def _rerank(args: argparse.Namespace) -> int:
     if args.output:
         from prosfi.usage import output_folder
 
-        output_folder(args.output)
+        output_folder(args.output, overwrite=args.overwrite)
 
     if args.scores:
         records = _score_records(args.scores)

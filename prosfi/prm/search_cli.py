@@ -47,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
     parser.add_argument("-o", "--output", default="runs/search", help="output folder (default: %(default)s)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals")
+    from prosfi.usage import add_overwrite_argument
+
+    add_overwrite_argument(parser)
     add_verifier_arguments(parser)
     parser.set_defaults(timeout_ms=50)  # NS-PRM's verifier budget per call (--timeout-ms to change)
 
@@ -138,6 +141,7 @@ def _run(args: argparse.Namespace) -> int:
     from prosfi.verify.cli import verifier_config
     from prosfi.verify.verifier import Verifier
 
+    output_folder(args.output, create=False, overwrite=args.overwrite)  # before any work
     settings = prompt_settings(args.recipe)
     with Verifier(verifier_config(args)) as verifier:
         sources = sources_from_args(args, verifier=verifier)
@@ -146,7 +150,7 @@ def _run(args: argparse.Namespace) -> int:
             from prosfi.eval.cli import no_problems
 
             raise ValueError(no_problems(sources))
-        out = output_folder(args.output)  # after the problems: a bad spec leaves no folder behind
+        out = output_folder(args.output, overwrite=True)  # checked above; created after the problems: a bad spec leaves no folder behind
         from transformers import set_seed
 
         from prosfi.eval.generate import load_hf

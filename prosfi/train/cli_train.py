@@ -65,15 +65,25 @@ def run(args: argparse.Namespace, sft_only: bool = False) -> int:
     if resolved.script.dry_run:
         print(resolved.to_yaml(), end="")
         print(f"# {data}")
+        if resolved.run_plan is not None:
+            print(f"# output_dir: {resolved.run_plan.line or 'a fresh run'}")
         return 0
     from prosfi.train.grpo import SetupError
     from prosfi.train.grpo import run as run_recipe
+    from prosfi.train.interrupt import EXIT_INTERRUPTED, Interrupted
 
     try:
         run_recipe(resolved, sft_only=sft_only)
     except SetupError as e:
         print(f"prosfi {name}: error: {e}", file=sys.stderr)
         return 2
+    except Interrupted as e:  # Ctrl-C, after the stage saved what it could
+        print(f"prosfi {name}: {e}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        print(f"\nprosfi {name}: interrupted (nothing saved at this point: re-running resumes from the last "
+              "checkpoint or the finished warm-up, if any)", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except OSError as e:
         if not _is_model_load_error(e, resolved.model.model_name_or_path):
             raise

@@ -158,6 +158,12 @@ class _BaseScriptArguments:
         metadata={"help": "held-out problems (never in SFT or GRPO) the warm-up's format rate is measured on, "
                   "greedy, when sft_min_format_rate > 0"},
     )
+    overwrite: bool = field(
+        default=False,
+        metadata={"help": "start a fresh run in an output_dir that holds another one (its checkpoints, warm-up and "
+                  "summary are removed; metrics.jsonl and the audit are kept and appended to). Without it such a "
+                  "directory is resumed from its last checkpoint, or refused"},
+    )
     num_processes: int = field(
         default=0,
         metadata={"help": "training processes the recipe's batch is meant for: --dry-run computes "

@@ -88,6 +88,30 @@ def _close(objects: list) -> None:
             close()
 
 
+def _run_plan(resolved: ResolvedRecipe, sft_only: bool):
+    """The output_dir plan preflight made (or makes now, for a caller that skipped preflight)."""
+    if resolved.run_plan is not None:
+        return resolved.run_plan
+    from prosfi.train.rundir import RunDirError, plan
+
+    try:
+        resolved.run_plan = plan(resolved.training.output_dir, resolved.training.resume_from_checkpoint,
+                                 bool(getattr(resolved.script, "overwrite", False)), sft_only=sft_only,
+                                 resume_refused=resolved.resume_refused)
+    except RunDirError as e:
+        raise SetupError(str(e)) from e
+    return resolved.run_plan
+
+
+def _held_out_before(heldout: Any, plan: Any, script: Any, training: Any, verifier: Any, model_path: str):
+    """`heldout.before`, except that a resumed run reuses the evaluation its first run made."""
+    saved = Path(training.output_dir) / "eval_before" / "summary.json"
+    if plan.mode == "resume" and script.eval_held_out > 0 and saved.is_file():
+        print(f"[prosfi] held-out evaluation before GRPO: reusing {saved}", flush=True)
+        return heldout.held_out_problems(script), json.loads(saved.read_text())
+    return heldout.before(script, training, verifier, model_path)
+
+
 def _report_batch(resolved: ResolvedRecipe) -> None:
     """The batch arithmetic of this launch, and a note where the recipe was meant for another count."""
     from accelerate import PartialState
@@ -125,15 +149,25 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
 
     from prosfi.train.console import install as install_console
     from prosfi.train.console import is_ratio_band
+    from prosfi.train.interrupt import GracefulStop, Interrupted
     from prosfi.train.problems import from_script_args
     from prosfi.train.rows import grpo_dataset
+    from prosfi.train.rundir import clear_for_overwrite
     from prosfi.train.runlog import start_audit, write_model_card
     from prosfi.train.sft import run_sft, sft_done
     from prosfi.train.stages import point_deepspeed_at, wandb_run
-    from prosfi.train.summary import MetricsRecorder, keep_rows_until, read_rows, summarize
+    from prosfi.train.summary import MetricsRecorder, _checkpoint_step, mark_run, run_rows, summarize
 
     script, training, model_args = resolved.script, resolved.training, resolved.model
     out = Path(training.output_dir)
+    plan = _run_plan(resolved, sft_only)
+    # every process has looked at output_dir before the main one writes into it
+    PartialState().wait_for_everyone()
+    if PartialState().is_main_process:
+        if plan.mode == "overwrite":
+            clear_for_overwrite(out)
+        if plan.line:
+            print(f"[prosfi] {plan.line}", flush=True)
     if "wandb" in (training.report_to or []):
         os.environ.setdefault("WANDB_DIR", str(out))
         os.environ.setdefault("WANDB_PROJECT", "prosfi")
@@ -157,20 +191,25 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
                 print(f"[prosfi] SFT warm-up: already done, starting from {out / 'sft'}", flush=True)
             else:
                 print(f"[prosfi] SFT warm-up on gold traces -> {out / 'sft'}", flush=True)
-            model_path = run_sft(script, training, model_args, model_path, verifier=verifier)
+            sft_stop = GracefulStop("SFT warm-up", save=False)
+            model_path = run_sft(script, training, model_args, model_path, verifier=verifier, callbacks=[sft_stop])
+            if sft_stop.requested:
+                raise Interrupted(f"interrupted during the SFT warm-up (not saved); run the same command with "
+                                  f"--overwrite to start {out} over")
             _check_warm_up(script, training, verifier, model_path)
             if sft_only:
                 return {"run_name": training.run_name, "where": {"sft model": model_path}}
         from prosfi.train import heldout
 
-        held_out, eval_before = heldout.before(script, training, verifier, model_path)
+        held_out, eval_before = _held_out_before(heldout, plan, script, training, verifier, model_path)
         problems = from_script_args(script)
         dataset = grpo_dataset(problems, script.system_prompt, script.few_shot, script.reward_mode)
         training.model_init_kwargs = _init_kwargs(model_args, training)
         metrics_path = out / "metrics.jsonl"
-        if PartialState().is_main_process:
-            keep_rows_until(metrics_path, training.resume_from_checkpoint)
+        if PartialState().is_main_process:  # appended to, never truncated: the marker starts this run's rows
+            mark_run(metrics_path, training.run_name, _checkpoint_step(training.resume_from_checkpoint))
         recorder = MetricsRecorder(metrics_path)
+        stop = GracefulStop("GRPO")
         print(f"[prosfi] GRPO: {len(problems)} problems, reward {script.reward_mode}, "
               f"model {model_path} -> {out}", flush=True)
         _report_batch(resolved)
@@ -182,7 +221,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
                 args=training,
                 train_dataset=dataset,
                 peft_config=get_peft_config(model_args),
-                callbacks=[recorder],
+                callbacks=[recorder, stop],
             )
             install_console(trainer, "grpo", is_ratio_band(script))
             from prosfi.train.eval_callback import from_script as eval_callback
@@ -191,6 +230,10 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
             if evaluator is not None:
                 evaluator.attach(trainer)
             trainer.train(resume_from_checkpoint=training.resume_from_checkpoint)
+            if stop.requested:
+                step = trainer.state.global_step
+                raise Interrupted(f"interrupted at GRPO step {step}/{trainer.state.max_steps}; checkpoint saved at "
+                                  f"{out / f'checkpoint-{step}'}; run the same command again to resume")
             trainer.save_model(str(out))
             write_model_card(trainer, out, model_args.model_name_or_path,
                              model_path != model_args.model_name_or_path)
@@ -205,10 +248,14 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     if wandb_found.get("dir"):
         where["wandb"] = wandb_found["dir"]
     # the file also holds the rows logged before a resume; the recorder only this process's
-    rows = read_rows(metrics_path) or recorder.rows
+    rows = run_rows(metrics_path) or recorder.rows
     summary = summarize(rows, training.run_name or out.name, script.summary_window, where)
     if trainer.accelerator.is_main_process:
         summary.add_held_out(eval_before, eval_after)
+        if eval_before is not None and eval_after is not None:
+            from prosfi.train.verdict import run_verdict
+
+            summary.verdict = run_verdict(out)
         summary.plot_reward(rows, out / "reward_curve.png")
         (out / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
         print(summary.to_text(), flush=True)

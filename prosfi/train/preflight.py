@@ -13,11 +13,16 @@ from typing import Any
 
 from prosfi.train.recipe import RecipeError
 
-OFFLINE_DATASETS = ("kk", "proverqa_gen", "jsonl", "physics")
+OFFLINE_DATASETS = ("kk", "proverqa_gen", "toy", "jsonl", "physics")
 
 
 def check_model_path(script: Any, model_args: Any) -> None:
-    """A model path that is neither a model folder, nor buildable (tiny_model_if_absent), nor a hub id."""
+    """A model path that is neither a model folder, nor buildable (tiny_model_if_absent), nor a hub id.
+
+    A path that looks local (`./x`, `/abs`, `runs/x` where `runs/` is a folder here) and is not there
+    fails now: transformers would otherwise spend ~50 s retrying the hub before saying so."""
+    from prosfi.usage import looks_local
+
     path = model_args.model_name_or_path
     if not path:
         raise RecipeError("model_name_or_path: set it in the recipe or on the command line")
@@ -25,18 +30,54 @@ def check_model_path(script: Any, model_args: Any) -> None:
         if Path(path).exists() and not Path(path).is_dir():
             raise RecipeError(f"model_name_or_path: {path} is a file; give the model's folder")
         return
-    hub_like = path.count("/") == 1 and not path.startswith((".", "/", "~")) and " " not in path
+    hub_like = path.count("/") == 1 and " " not in path and not looks_local(path)
     if not hub_like:
         raise RecipeError(f"model_name_or_path: no model at {path}; give a local model folder, a hub id "
                           "(e.g. Qwen/Qwen2.5-7B-Instruct), or set tiny_model_if_absent: true to build the "
                           "tiny model there")
 
 
+def check_backends(script: Any) -> None:
+    """The verifier's backends resolve as the run resolves them: an unknown name, or one asked for that
+    cannot run here (Lean not installed), fails now; an optional one (`lean?`) is reported once."""
+    import dataclasses
+
+    from prosfi.train.config import sub_config
+    from prosfi.verify import registry
+
+    try:
+        config = dataclasses.replace(sub_config(script, "verifier"), lean=sub_config(script, "lean"))
+        registry.resolve(tuple(config.backends), config)
+    except (ValueError, TypeError) as e:
+        raise RecipeError(f"verifier_backends: {e}") from e
+    if script.reward_mode == "direct_lean":
+        reason = sub_config(script, "lean").unavailable()
+        if reason:
+            raise RecipeError(f"reward_mode direct_lean needs Lean: {reason}")
+
+
+def check_run_dir(resolved: Any, sft_only: bool = False) -> Any:
+    """What the run will do with its output_dir (fresh, resume, overwrite); RecipeError for a folder
+    that holds another run."""
+    from prosfi.train.rundir import RunDirError, plan
+
+    training = resolved.training
+    try:
+        resolved.run_plan = plan(training.output_dir, training.resume_from_checkpoint,
+                                 bool(getattr(resolved.script, "overwrite", False)), sft_only=sft_only,
+                                 resume_refused=resolved.resume_refused)
+    except RunDirError as e:
+        raise RecipeError(str(e)) from e
+    return resolved.run_plan
+
+
 def check_data(script: Any, sft_only: bool = False) -> str:
     """Draw the run's problems (GRPO set, and the SFT set when the recipe warms up); a one-line
     description of them, or RecipeError saying which key to change."""
+    if script.dataset == "jsonl" and script.dataset_path and not Path(script.dataset_path).is_file():
+        raise RecipeError(f"dataset_path: no such file {script.dataset_path}")
     if script.dataset not in OFFLINE_DATASETS:
-        return f"data: {script.dataset} is loaded by the run (not checked by a dry run)"
+        return check_hub_data(script)
     from prosfi.train.problems import from_script_args
     from prosfi.train.sft import sft_problems
 
@@ -70,10 +111,35 @@ def check_data(script: Any, sft_only: bool = False) -> str:
     return "data: " + ", ".join(parts)
 
 
+def check_hub_data(script: Any) -> str:
+    """A hub dataset the run cannot load: offline (HF_HUB_OFFLINE) and not in the local cache."""
+    import os
+
+    from prosfi.data.proverqa import PROVERQA_REPO, SPLITS
+
+    if script.dataset_path and Path(script.dataset_path).is_file():
+        return f"data: {script.dataset} read from {script.dataset_path}"
+    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+    filename = SPLITS.get(script.dataset_difficulty or "hard", script.dataset_path or "")
+    if script.dataset == "proverqa_hub" and offline:
+        try:
+            from huggingface_hub import hf_hub_download
+
+            hf_hub_download(PROVERQA_REPO, filename, repo_type="dataset", local_files_only=True)
+        except Exception as e:  # noqa: BLE001 - any failure means the run would fail the same way
+            raise RecipeError(f"dataset proverqa_hub: {PROVERQA_REPO} {filename} is not in the local hub cache and "
+                              "HF_HUB_OFFLINE is set; download it once with network, give its local copy as "
+                              "dataset_path, or use dataset proverqa_gen") from e
+        return f"data: {script.dataset} ({PROVERQA_REPO} {filename}) is in the local hub cache"
+    return f"data: {script.dataset} is loaded from the hub by the run (not fetched by a dry run)"
+
+
 def preflight(resolved: Any, sft_only: bool = False) -> str:
     """Every check above; RecipeError on the first problem, else a one-line data description."""
     check_model_path(resolved.script, resolved.model)
+    check_run_dir(resolved, sft_only)
+    check_backends(resolved.script)
     return check_data(resolved.script, sft_only)
 
 
-__all__ = ["check_data", "check_model_path", "preflight"]
+__all__ = ["check_backends", "check_data", "check_hub_data", "check_model_path", "check_run_dir", "preflight"]

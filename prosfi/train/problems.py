@@ -48,11 +48,12 @@ def proverqa_generated(count: int, seed: int, difficulty: str | None = None) -> 
 
 
 def toy_chains(count: int, seed: int, difficulty: str | None = None, layout: str = "shuffled") -> list[Problem]:
-    """The CPU demo's toy rule chains; `difficulty` is the depth range, e.g. '1-3' (default) or '2'."""
+    """The CPU demo's toy rule chains; `difficulty` is the depth range, e.g. '1-3' (default) or '2'. Drawn
+    outside the evaluation share of the space (`prosfi eval --data toy` draws inside it)."""
     from prosfi.data.toy import ToyConfig, generate
 
     depths = _people_range(difficulty, default=(1, 3))
-    return generate(ToyConfig(min_depth=depths[0], max_depth=depths[-1], layout=layout), count, seed)
+    return generate(ToyConfig(min_depth=depths[0], max_depth=depths[-1], layout=layout), count, seed, split="train")
 
 
 def proverqa_hub(count: int, difficulty: str | None = None, path: str | None = None) -> list[Problem]:

@@ -28,7 +28,7 @@ _NOT_IN_RUN_NAME = {
     "save_total_limit", "push_to_hub", "hub_model_id", "disable_tqdm", "logging_first_step",
     "use_vllm", "vllm_mode", "vllm_server_host", "vllm_server_port", "vllm_server_base_url",
     "vllm_server_timeout", "vllm_gpu_memory_utilization", "vllm_tensor_parallel_size", "vllm_group_port",
-    "dataloader_num_workers", "torch_threads", "use_cpu", "num_processes",
+    "dataloader_num_workers", "torch_threads", "use_cpu", "num_processes", "overwrite",
 }
 # Short names for the keys people sweep most.
 _SHORT = {"learning_rate": "lr", "num_generations": "n", "per_device_train_batch_size": "bs",
@@ -49,6 +49,8 @@ class ResolvedRecipe:
     overrides: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     batch: GrpoBatch | None = None
+    resume_refused: bool = False  # resume_from_checkpoint set to false explicitly
+    run_plan: Any = None  # what the run does with its output_dir (rundir.RunPlan), set by preflight
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -304,9 +306,12 @@ def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = Fa
             validate_script(script)
     except ValueError as e:
         raise RecipeError(str(e)) from e
-    _resolve_resume(training, notes)
+    raw_resume = training.resume_from_checkpoint
+    refused = "resume_from_checkpoint" in explicit and str(raw_resume).lower() in ("false", "no", "none", "")
+    _resolve_resume(training, notes, auto=validate_script is None and not getattr(script, "overwrite", False)
+                    and not refused)
     batch = _batch(script, training, explicit, dry_run, launched)
-    return ResolvedRecipe(script, training, model, recipe_path, pairs, notes, batch)
+    return ResolvedRecipe(script, training, model, recipe_path, pairs, notes, batch, resume_refused=refused)
 
 
 def _batch(script: Any, training: Any, explicit: set[str], dry_run: bool, launched: int | None) -> GrpoBatch | None:
@@ -335,17 +340,24 @@ def _without_launch_env():
         os.environ.update(saved)
 
 
-def _resolve_resume(training: Any, notes: list[str]) -> None:
-    """`resume_from_checkpoint`: true/auto -> the last checkpoint in output_dir (or a fresh start)."""
+def _resolve_resume(training: Any, notes: list[str], auto: bool = False) -> None:
+    """`resume_from_checkpoint`: true/auto -> the last checkpoint in output_dir (or a fresh start). With
+    `auto` (prosfi train without --overwrite) a run left unset resumes from output_dir's last checkpoint
+    too: re-running a recipe continues its run instead of mixing a second one into the same folder."""
+    from prosfi.train.rundir import last_checkpoint
+
     value = training.resume_from_checkpoint
+    if value is None and auto:
+        training.resume_from_checkpoint = last_checkpoint(training.output_dir)
+        if training.resume_from_checkpoint:
+            notes.append(f"resume: {training.resume_from_checkpoint} (output_dir holds a checkpoint)")
+        return
     if value is None or str(value).lower() in ("false", "no", "none", ""):
         training.resume_from_checkpoint = None
         return
     if str(value).lower() in ("true", "auto", "yes", "last"):
-        from transformers.trainer_utils import get_last_checkpoint
-
         out = Path(training.output_dir)
-        last = get_last_checkpoint(str(out)) if out.is_dir() else None
+        last = last_checkpoint(out)
         training.resume_from_checkpoint = last
         notes.append(f"resume: {last}" if last else f"resume: no checkpoint in {out}, starting fresh")
 

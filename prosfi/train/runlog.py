@@ -1,15 +1,15 @@
 """One story across a run's files when a recipe is run again in the same output directory.
 
-`metrics.jsonl` starts over on a fresh run and keeps the rows up to the checkpoint on a resume
-(`summary.keep_rows_until`); the verdict audit now does the same, and each run appends a
-`run_start` marker to it (run name, reward mode, the step it resumes from). Audit and metrics
-number steps alike (1 = the first optimizer step). The saved model card names the base model
+`metrics.jsonl` and the verdict audit are only ever appended to: each run appends a `run_start`
+marker (run name, the step it resumes from; the audit's also names the reward mode), and a reader
+takes one run's story from the markers (`summary.run_rows`: a fresh start drops what came before, a
+resume keeps the earlier rows up to its checkpoint's step). Audit and metrics number steps alike
+(1 = the first optimizer step). The saved model card names the base model
 (TRL writes `None` for a local folder) and loads the run's own folder in its quick start.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -28,9 +28,9 @@ def audit_file(script: Any, training: Any) -> Path | None:
 
 
 def start_audit(script: Any, training: Any, is_main: bool = True) -> Path | None:
-    """Trim the audit like metrics.jsonl (fresh run: start over; resume: keep steps up to the
-    checkpoint's) and append this run's `run_start` marker. A shared file (no `{rank}`) is
-    trimmed and marked by the main process only."""
+    """Append this run's `run_start` marker to the audit (the file is never truncated: a reader takes a
+    run's verdicts from the markers, `summary.run_rows`). A shared file (no `{rank}`) is marked by the main
+    process only."""
     path = audit_file(script, training)
     if path is None or (not is_main and "{rank}" not in str(script.audit_path)):
         return path
@@ -38,19 +38,6 @@ def start_audit(script: Any, training: Any, is_main: bool = True) -> Path | None
     from prosfi.train.summary import _checkpoint_step
 
     resume = _checkpoint_step(training.resume_from_checkpoint)
-    if path.is_file():
-        if resume is None:
-            path.unlink()
-        else:
-            kept = []
-            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-                try:
-                    rec = json.loads(line)
-                except ValueError:
-                    continue  # a torn line of a killed run
-                if isinstance(rec, dict) and ("event" in rec or (rec.get("step") or 0) <= resume):
-                    kept.append(line + "\n")
-            path.write_text("".join(kept), encoding="utf-8")
     with AuditLog(path) as log:
         log.mark("run_start", run_name=training.run_name, output_dir=str(training.output_dir),
                  reward_mode=script.reward_mode, resume_from_step=resume)

@@ -78,6 +78,9 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
     _console_and_rows(trainer, out)
     with wandb_run(training, "sft", training.output_dir):
         trainer.train()
+        if any(getattr(cb, "requested", False) for cb in callbacks or []):  # Ctrl-C (interrupt.GracefulStop)
+            end_stage(trainer)
+            return str(out)  # not saved, not marked done: the caller reports the interruption
         save_merged(trainer, out)
         if trainer.accelerator.is_main_process:
             trainer.processing_class.save_pretrained(out)
@@ -115,14 +118,15 @@ def _gathered(trainer: Any, model: Any):
 
 
 def _console_and_rows(trainer: Any, out: Path) -> None:
-    """Compact console lines, and every logged row in <output_dir>/sft/metrics.jsonl (a fresh file)."""
+    """Compact console lines, and every logged row in <output_dir>/sft/metrics.jsonl (appended to after a
+    `run_start` marker: an interrupted warm-up starts over, its earlier rows stay readable)."""
     from prosfi.train.console import install
-    from prosfi.train.summary import MetricsRecorder
+    from prosfi.train.summary import MetricsRecorder, mark_run
 
     install(trainer, "sft")
     rows = out / "metrics.jsonl"
-    if trainer.accelerator.is_main_process and rows.is_file():
-        rows.unlink()  # an interrupted warm-up starts over, and so do its rows
+    if trainer.accelerator.is_main_process:
+        mark_run(rows, trainer.args.run_name, None, stage="sft")
     trainer.add_callback(MetricsRecorder(rows))
 
 

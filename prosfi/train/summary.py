@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,25 +51,49 @@ class MetricsRecorder(TrainerCallback):
 
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """The rows a `MetricsRecorder` wrote (empty when the file does not exist)."""
+    """Every row of a JSONL log, markers included (empty when the file does not exist; a line torn by a
+    killed run is skipped)."""
     p = Path(path)
     if not p.is_file():
         return []
-    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+    rows = []
+    for line in p.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
 
 
-def keep_rows_until(path: str | Path, checkpoint: str | None) -> None:
-    """Drop rows a new run will log again: all of them on a fresh start, those after the checkpoint's
-    step on a resume (a run that went past its last checkpoint before it stopped)."""
+def mark_run(path: str | Path, run_name: str | None, resume_from_step: int | None, **extra: Any) -> None:
+    """Append a `run_start` marker to a JSONL log (created if absent)."""
     p = Path(path)
-    if not p.is_file():
-        return
-    step = _checkpoint_step(checkpoint)
-    if step is None:
-        p.unlink()
-        return
-    kept = [r for r in read_rows(p) if r.get("step", 0) <= step]
-    p.write_text("".join(json.dumps(r) + "\n" for r in kept))
+    p.parent.mkdir(parents=True, exist_ok=True)
+    marker = {"event": "run_start", "run_name": run_name, "resume_from_step": resume_from_step,
+              "time": time.strftime("%Y-%m-%dT%H:%M:%S"), **extra}
+    with p.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(marker) + "\n")
+
+
+def run_rows(path: str | Path) -> list[dict[str, Any]]:
+    """The current run's rows of an appended log (metrics.jsonl, the audit): after its last fresh
+    `run_start` marker, plus, for a resumed run, the earlier rows up to the step it resumed from (a run
+    that went past its last checkpoint logged steps the resume logs again). Markers are left out."""
+    return story(read_rows(path))
+
+
+def story(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`run_rows` over rows already read."""
+    kept: list[dict[str, Any]] = []
+    for row in rows:
+        if row.get("event") == "run_start":
+            step = row.get("resume_from_step")
+            kept = [] if step is None else [r for r in kept if (r.get("step") or 0) <= step]
+        elif "event" not in row:
+            kept.append(row)
+    return kept
 
 
 def _checkpoint_step(checkpoint: str | None) -> int | None:
@@ -110,6 +135,7 @@ class Summary:
     eval_before: dict[str, Any] | None = None  # held-out `overall` metrics (prosfi eval) before GRPO
     eval_after: dict[str, Any] | None = None
     eval_n_problems: int | None = None
+    verdict: dict[str, Any] | None = None  # prosfi.train.verdict.judge: the claim against the held-out changes
 
     def add_held_out(self, before: dict[str, Any] | None, after: dict[str, Any] | None) -> None:
         """Attach the held-out evaluations (`prosfi eval` summaries) made before and after GRPO."""
@@ -139,6 +165,8 @@ class Summary:
         lines += self._held_out_lines()
         for label, path in self.where.items():
             lines.append(f"{label + ':':<18}{path}")
+        if self.verdict is not None:
+            lines.append(self.verdict["line"])
         return "\n".join(lines)
 
     def _held_out_lines(self) -> list[str]:
@@ -159,6 +187,8 @@ class Summary:
         if self.eval_before is not None or self.eval_after is not None:
             out["eval_before"] = self.eval_before
             out["eval_after"] = self.eval_after
+        if self.verdict is not None:
+            out["verdict"] = self.verdict
         return out
 
 

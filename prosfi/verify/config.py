@@ -129,8 +129,9 @@ class VerifierConfig:
 
     def __post_init__(self) -> None:
         if isinstance(self.backends, str):
-            self.backends = tuple(b.strip() for b in self.backends.split(",") if b.strip())
-        self.backends = tuple(self.backends)
+            self.backends = (self.backends,)
+        # 'z3,lean' (one command-line token) and ['z3', 'lean'] are the same list
+        self.backends = tuple(b.strip() for item in self.backends for b in str(item).split(",") if b.strip())
         if not self.backends:
             raise ValueError("VerifierConfig.backends: name at least one backend (e.g. 'z3,prover9')")
         try:

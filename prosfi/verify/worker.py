@@ -16,6 +16,7 @@ FD is one end of a socketpair wrapped in a multiprocessing Connection (pickled m
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
@@ -73,6 +74,9 @@ def serve(conn: Connection) -> None:
 
 def main(argv: list[str]) -> None:
     fd = int(argv[1])
+    # Ctrl-C reaches the whole process group: the parent decides when a worker stops (it closes the pipe
+    # or kills it), so a training step that finishes after Ctrl-C still has its verifier
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
     conn = Connection(fd)
     try:
