@@ -99,10 +99,11 @@ def test_gpu_recipes_sample_the_full_distribution_with_the_is_correction_on():
 
 def test_dry_run_stdout_is_only_yaml_under_a_launch_env_with_wandb_offline(tmp_path):
     """Fresh interpreter, so transformers' import-time 'Running in WANDB offline mode' print happens here
-    whatever ran before; WORLD_SIZE as torchrun sets it must neither hang the dry run nor be ignored."""
+    whatever ran before; WORLD_SIZE as torchrun sets it must neither hang the dry run nor be ignored. prosfi_proverqa, not
+    direct_lean: a dry run of direct_lean needs Lean, as the real run does."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "WANDB_MODE": "offline", "WORLD_SIZE": "8", "RANK": "0",
            "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "1", "CUDA_VISIBLE_DEVICES": ""}
-    recipe = ROOT / "recipes" / "qwen2.5-7b-instruct" / "grpo" / "direct_lean_proverqa.yaml"
+    recipe = ROOT / "recipes" / "qwen2.5-7b-instruct" / "grpo" / "prosfi_proverqa.yaml"
     proc = subprocess.run([sys.executable, "-m", "prosfi.cli", "train", str(recipe), "--num_processes", "0",
                            "--dry-run"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
