@@ -244,16 +244,9 @@ def problem_from_record(record: Any, pid: str, with_gold: bool = True) -> Proble
         extra={"solution": solution},
     )
     if with_gold:
-        from prosfi.data.quant_gold import build_chain
+        from prosfi.data.quant_gold import attach_gold
 
-        built = build_chain(problem, [(e.expr, e.result, e) for e in eqs], answer)
-        if built.steps is not None:
-            problem.extra["gold_steps"] = built.steps
-            if built.unit:
-                problem.target["unit"] = built.unit
-                problem.answer["unit"] = built.unit
-        else:
-            problem.extra["gold_issue"] = built.issue
+        attach_gold(problem, eqs, answer)
     return problem
 
 

@@ -5,7 +5,7 @@ symbolic templates; each entry has `question`, `answer` and `metadata` (`answer_
 in plain-text equations ending in `#### N`; `variables`: the template's values). The answer we store is
 checked against the library's own (`dataset.score_answer(answer, entry) == 1.0`); an entry that fails
 the check is skipped with the reason. Gold chains are read from `answer_cot` like GSM8K's
-(`prosfi.data.gsm8k.equations` + `quant_gold.build_chain`); entries whose solution leans on a number
+(`prosfi.data.gsm8k.equations` + `quant_gold.attach_gold`); entries whose solution leans on a number
 the question never states get no gold chain (the reason is in `extra["gold_issue"]`).
 """
 
@@ -35,7 +35,7 @@ def _dataset(count: int, seed: int):
 def problem_from_entry(entry: dict[str, Any], pid: str, dataset=None) -> Problem:
     """One reasoning-gym entry -> a quantity Problem; ValueError with the reason when it cannot be used."""
     from prosfi.data.gsm8k import equations, final_answer, number_text
-    from prosfi.data.quant_gold import build_chain
+    from prosfi.data.quant_gold import attach_gold
     from prosfi.quant import extract_givens
 
     question = _INSTRUCTION.sub("", str(entry.get("question", ""))).strip()
@@ -63,14 +63,7 @@ def problem_from_entry(entry: dict[str, Any], pid: str, dataset=None) -> Problem
     if cot_answer is not None and cot_answer != answer:
         problem.extra["gold_issue"] = f"solution: its #### {number_text(cot_answer)} is not the answer"
         return problem
-    built = build_chain(problem, [(e.expr, e.result, e) for e in eqs], answer)
-    if built.steps is not None:
-        problem.extra["gold_steps"] = built.steps
-        if built.unit:
-            problem.target["unit"] = built.unit
-            problem.answer["unit"] = built.unit
-    else:
-        problem.extra["gold_issue"] = built.issue
+    attach_gold(problem, eqs, answer)
     return problem
 
 

@@ -449,3 +449,16 @@ def few_shot_examples(k: int) -> list[tuple[Problem, str]]:
     problems = generate("easy", k, FEW_SHOT_SEED)
     problems = [problems[0]] + (generate("medium", 1, FEW_SHOT_SEED) if k > 1 else []) + problems[1:]
     return [(p, text) for p in problems[:k] if (text := gold_completion(p)) is not None]
+
+
+def attach_gold(problem, equations, answer) -> None:
+    """Build the gold chain from a solution's equations (`gsm8k.equations`) into `problem.extra["gold_steps"]`
+    (the target and answer take the chain's unit), or record why not in `problem.extra["gold_issue"]`."""
+    built = build_chain(problem, [(e.expr, e.result, e) for e in equations], answer)
+    if built.steps is None:
+        problem.extra["gold_issue"] = built.issue
+        return
+    problem.extra["gold_steps"] = built.steps
+    if built.unit:
+        problem.target["unit"] = built.unit
+        problem.answer["unit"] = built.unit

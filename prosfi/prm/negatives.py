@@ -254,6 +254,18 @@ def csp_pairs(problem: Problem, verifier, margin: float = 1.0, per_kind: int = 2
             per[kind] = per.get(kind, 0) + 1
             jobs.append((prefix, cand))
             meta.append((i, kind))
+    pairs = _verified_pairs(problem, gold, jobs, meta, verifier, chain_config, margin, stats)
+    if stats is not None:  # the yield per gold step (how many gold steps get any twin at all)
+        stats["gold_steps"] = stats.get("gold_steps", 0) + len(gold)
+        stats["gold_steps_with_pairs"] = stats.get("gold_steps_with_pairs", 0) + len(
+            {tuple(s["id"] for s in p["prefix"]) for p in pairs})
+    return pairs
+
+
+def _verified_pairs(problem: Problem, gold, jobs, meta, verifier, chain_config, margin: float,
+                    stats: dict | None) -> list[dict[str, Any]]:
+    """Check every (prefix, step) job once; keep the twins that are `valid` where their gold step is too,
+    counting candidates and drops per kind in `stats`. `meta[j]` is (gold index, kind or None for the gold)."""
     verdicts = _verified(problem, jobs, verifier, chain_config)
     chosen_ok = {i: v == "valid" for (i, kind), v in zip(meta, verdicts) if kind is None}
     pairs = []
@@ -267,10 +279,6 @@ def csp_pairs(problem: Problem, verifier, margin: float = 1.0, per_kind: int = 2
                 stats[f"{kind}_dropped"] = stats.get(f"{kind}_dropped", 0) + 1
             continue
         pairs.append(_pair(problem, prefix, gold[i], cand, margin, kind))
-    if stats is not None:  # the yield per gold step (how many gold steps get any twin at all)
-        stats["gold_steps"] = stats.get("gold_steps", 0) + len(gold)
-        stats["gold_steps_with_pairs"] = stats.get("gold_steps_with_pairs", 0) + len(
-            {tuple(s["id"] for s in p["prefix"]) for p in pairs})
     return pairs
 
 
@@ -297,20 +305,9 @@ def domain_pairs(problem: Problem, verifier, margin: float = 1.0, per_kind: int 
             per[kind] = per.get(kind, 0) + 1
             jobs.append((prefix, cand))
             meta.append((i, kind))
-    verdicts = _verified(problem, jobs, verifier, chain_config)
-    chosen_ok = {i: v == "valid" for (i, kind), v in zip(meta, verdicts) if kind is None}
-    pairs = []
-    for (i, kind), (prefix, cand), v in zip(meta, jobs, verdicts):
-        if kind is None:
-            continue
-        if stats is not None:
-            stats[f"{kind}_candidates"] = stats.get(f"{kind}_candidates", 0) + 1
-        if v != "valid" or not chosen_ok.get(i):
-            if stats is not None:
-                stats[f"{kind}_dropped"] = stats.get(f"{kind}_dropped", 0) + 1
-            continue
-        pairs.append({**_pair(problem, prefix, gold[i], cand, margin, kind),
-                      "givens": [dict(g) for g in problem.givens]})
+    givens = {"givens": [dict(g) for g in problem.givens]}
+    pairs = [{**p, **givens} for p in _verified_pairs(problem, gold, jobs, meta, verifier, chain_config, margin,
+                                                       stats)]
     return pairs
 
 
