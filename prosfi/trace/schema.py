@@ -7,7 +7,7 @@ shape: a schema error makes the completion a format failure with a reason.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,17 +47,20 @@ class ParsedTrace:
         return self.trace is not None
 
 
-def parse_steps(text: str, premise_ids: Iterable[str] = ()) -> tuple[tuple[Step, ...], list[str]]:
-    """Steps from the inner text of `<steps>` (code fence tolerated), plus schema errors."""
+def read_step_array(text: str, reserved_ids: Iterable[str], reserved: str,
+                    read_one: Callable[[dict, str, str, list[str]], Any]) -> tuple[tuple[Any, ...], list[str]]:
+    """The skeleton every domain's `<steps>` shares: JSON (code fence tolerated), an array of objects, each
+    with a non-empty string `id` that is unique and does not shadow a `reserved` id (a premise, a given).
+    `read_one(raw, id, where, errors)` reads the rest of one object: a step, or None after appending why."""
     body = strip_fence(text)
     data, why = loads(body)  # never raises: deep nesting, 5,000-digit integers, NaN are reasons
     if why is not None:
         return (), [f"steps are not valid JSON: {why}"]
     if not isinstance(data, list):
         return (), [f"steps must be a JSON array, not {type(data).__name__}"]
-    premises = set(premise_ids)
+    taken = set(reserved_ids)
     errors: list[str] = []
-    steps: list[Step] = []
+    steps: list[Any] = []
     seen: set[str] = set()
     for i, raw in enumerate(data):
         where = f"step {i + 1}"
@@ -70,25 +73,36 @@ def parse_steps(text: str, premise_ids: Iterable[str] = ()) -> tuple[tuple[Step,
             continue
         sid = sid.strip()
         where = f"step {sid!r}"
-        if sid in premises:
-            errors.append(f"{where}: id shadows a premise id")
+        if sid in taken:
+            errors.append(f"{where}: id shadows {reserved} id")
         elif sid in seen:
             errors.append(f"{where}: duplicate id")
         seen.add(sid)
-        deps = raw.get("dependencies")
-        if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
-            errors.append(f"{where}: 'dependencies' must be a list of ids (strings)")
-            deps = []
-        conclusion = raw.get("conclusion")
-        if not isinstance(conclusion, str) or not conclusion.strip():
-            errors.append(f"{where}: 'conclusion' must be a non-empty formula string")
-            conclusion = ""
-        rule = raw.get("rule", "")
-        if not isinstance(rule, str):
-            errors.append(f"{where}: 'rule' must be a string")
-            rule = ""
-        steps.append(Step(sid, tuple(d.strip() for d in deps), conclusion.strip(), rule))
+        step = read_one(raw, sid, where, errors)
+        if step is not None:
+            steps.append(step)
     return tuple(steps), errors
+
+
+def parse_steps(text: str, premise_ids: Iterable[str] = ()) -> tuple[tuple[Step, ...], list[str]]:
+    """Logic steps from the inner text of `<steps>` (code fence tolerated), plus schema errors."""
+    return read_step_array(text, premise_ids, "a premise", _read_logic_step)
+
+
+def _read_logic_step(raw: dict, sid: str, where: str, errors: list[str]) -> Step:
+    deps = raw.get("dependencies")
+    if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
+        errors.append(f"{where}: 'dependencies' must be a list of ids (strings)")
+        deps = []
+    conclusion = raw.get("conclusion")
+    if not isinstance(conclusion, str) or not conclusion.strip():
+        errors.append(f"{where}: 'conclusion' must be a non-empty formula string")
+        conclusion = ""
+    rule = raw.get("rule", "")
+    if not isinstance(rule, str):
+        errors.append(f"{where}: 'rule' must be a string")
+        rule = ""
+    return Step(sid, tuple(d.strip() for d in deps), conclusion.strip(), rule)
 
 
 def parse_trace(completion: Any, premise_ids: Iterable[str] = ()) -> ParsedTrace:
@@ -109,4 +123,4 @@ def parse_trace(completion: Any, premise_ids: Iterable[str] = ()) -> ParsedTrace
     return ParsedTrace(Trace(blocks.think, steps, blocks.answer), answer=blocks.answer)
 
 
-__all__ = ["ParsedTrace", "Step", "Trace", "parse_steps", "parse_trace"]
+__all__ = ["ParsedTrace", "Step", "Trace", "parse_steps", "parse_trace", "read_step_array"]
