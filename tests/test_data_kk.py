@@ -12,7 +12,7 @@ import pytest
 
 from prosfi.cli import main
 from prosfi.data import kk
-from prosfi.data.problem import read_problems
+from prosfi.data.problem import config_tag, read_problems
 from prosfi.logic import And, Iff, Implies, Not, Or, Pred, parse
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -113,7 +113,8 @@ def speaker_and_claim(sentence: str, names: list[str]) -> tuple[str, str]:
                                                 (7, 3, 2), (8, 2, 2)])
 def test_generated_puzzles_have_one_solution_and_faithful_premises(people, depth, width):
     problems = kk.generate(kk.KKConfig(people=people, depth=depth, width=width), count=4, seed=people)
-    assert [p.id for p in problems] == [f"kk-{people}-{i:04d}" for i in range(4)]
+    tag = config_tag(kk.KKConfig(people=people, depth=depth, width=width), "people")  # '' at depth 2, width 2
+    assert [p.id for p in problems] == [f"kk-{people}{tag}-s{people}-{i:04d}" for i in range(4)]
     for p in problems:
         p.validate()
         names = p.extra["names"]

@@ -24,7 +24,7 @@ def test_same_seed_same_problems_other_seed_other_values():
     a = [p.to_dict() for p in generate("medium", 6, seed=3)]
     assert a == [p.to_dict() for p in generate("medium", 6, seed=3)]
     assert a != [p.to_dict() for p in generate("medium", 6, seed=4)]
-    assert [p["id"] for p in a] == [f"physics-medium-{i:04d}" for i in range(6)]
+    assert [p["id"] for p in a] == [f"physics-medium-s3-{i:04d}" for i in range(6)]
 
 
 @pytest.mark.parametrize("difficulty", ["easy", "medium", "hard"])

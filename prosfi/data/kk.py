@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from prosfi.data.problem import Premise, Problem
+from prosfi.data.problem import Premise, Problem, problem_id
 
 Statement = tuple
 
@@ -298,7 +298,7 @@ def generate(cfg: KKConfig, count: int, seed: int) -> list[Problem]:
         if st in seen:
             continue
         seen.add(st)
-        out.append(build_problem(f"kk-{cfg.people}-{len(out):04d}", names, st, rng))
+        out.append(build_problem(problem_id("kk", cfg.people, seed, len(out), cfg, "people"), names, st, rng))
     return out
 
 
@@ -413,7 +413,7 @@ def load_reasoning_gym(people: int, count: int, seed: int) -> list[Problem]:
     except ImportError as exc:
         raise ValueError("rgkk needs reasoning-gym: pip install 'reasoning-gym>=0.1.25'") from exc
     ds = reasoning_gym.create_dataset("knights_knaves", size=count, seed=seed, n_people=people)
-    return [problem_from_reasoning_gym(ds[i], f"rgkk-{people}-{i:04d}") for i in range(count)]
+    return [problem_from_reasoning_gym(ds[i], problem_id("rgkk", people, seed, i)) for i in range(count)]
 
 
 def load_kk_hub(people: int, split: str = "test", limit: int | None = None) -> list[Problem]:

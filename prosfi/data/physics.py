@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from prosfi.data.problem import Problem
+from prosfi.data.problem import Problem, problem_id
 
 DIFFICULTIES = ("easy", "medium", "hard")
 DIFFICULTY_STEPS = {"easy": (1, 2), "medium": (3, 4), "hard": (5, 6), "demo": (1, 1)}
@@ -252,7 +252,8 @@ def build(spec: _Spec, pid: str, difficulty: str) -> Problem:
 
 
 def generate(difficulty: str, count: int, seed: int = 0) -> list[Problem]:
-    """`count` problems of one difficulty, templates in turn; ids `physics-<difficulty>-NNNN`."""
+    """`count` problems of one difficulty, templates in turn; ids `physics-<difficulty>-s<seed>-NNNN`, so an id
+    names one problem: two draws with different seeds never share an id (`problem_id`)."""
     if difficulty not in TEMPLATES:
         raise ValueError(f"physics difficulty {difficulty!r}: choose from {', '.join(DIFFICULTIES)} (or demo)")
     if count < 0:
@@ -262,5 +263,5 @@ def generate(difficulty: str, count: int, seed: int = 0) -> list[Problem]:
     for i in range(count):
         rng = random.Random(f"physics-{seed}-{difficulty}-{i}")
         spec = templates[i % len(templates)](rng)
-        out.append(build(spec, f"physics-{difficulty}-{i:04d}", difficulty))
+        out.append(build(spec, problem_id("physics", difficulty, seed, i), difficulty))
     return out

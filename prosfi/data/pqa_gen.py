@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass, field, replace
 
 from prosfi.data.pqa_vocab import BINARY, ENTITIES, UNARY
-from prosfi.data.problem import Premise, Problem
+from prosfi.data.problem import Premise, Problem, problem_id
 
 DEPTHS = {"easy": (1, 2), "medium": (3, 5), "hard": (6, 9), "extra": (10, 14)}
 LABELS = ("True", "False", "Uncertain")
@@ -224,4 +224,4 @@ def generate_one(rng: random.Random, cfg: FOLGenConfig, label: str, pid: str) ->
 def generate(cfg: FOLGenConfig, count: int, seed: int) -> list[Problem]:
     """`count` problems, labels True/False/Uncertain in turn (equal shares); deterministic in `seed`."""
     rng = random.Random(seed)
-    return [generate_one(rng, cfg, LABELS[i % 3], f"fol-{cfg.difficulty}-{i:04d}") for i in range(count)]
+    return [generate_one(rng, cfg, LABELS[i % 3], problem_id("fol", cfg.difficulty, seed, i, cfg, "difficulty")) for i in range(count)]

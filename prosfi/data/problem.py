@@ -304,3 +304,28 @@ def write_problems(problems: Iterable[Problem], path: str | Path) -> int:
             fh.write(json.dumps(p.to_dict(), ensure_ascii=False) + "\n")
             n += 1
     return n
+
+
+def problem_id(family: str, level: Any, seed: int, index: int, config: Any = None, level_field: str = "") -> str:
+    """The id of a generated problem: what drew it (family, level, seed, the generator's other settings) and its
+    place in the draw. A generator is deterministic in these, so the id identifies the problem; without the
+    seed, a re-draw with another seed would restart at the same ids and two different problems would share
+    one (a right answer scored against the wrong problem). `config` (a dataclass): settings other than the
+    default, apart from `level_field`, add a short digest (`kk-3-c1a2b3c-s0-0000`)."""
+    return f"{family}-{level}{config_tag(config, level_field)}-s{seed}-{index:04d}"
+
+
+def config_tag(config: Any, level_field: str = "") -> str:
+    """'' for a generator config at its defaults (the level aside), else '-c' + 6 hex digits of the rest."""
+    import dataclasses
+    import hashlib
+
+    if config is None:
+        return ""
+    values = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name != level_field}
+    defaults = {k: getattr(type(config)(), k) for k in values}
+    changed = {k: v for k, v in values.items() if v != defaults[k]}
+    if not changed:
+        return ""
+    text = json.dumps({k: repr(v) for k, v in sorted(changed.items())})
+    return "-c" + hashlib.sha1(text.encode()).hexdigest()[:6]

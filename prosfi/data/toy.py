@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from prosfi.data.problem import Premise, Problem
+from prosfi.data.problem import Premise, Problem, problem_id
 
 ENTITIES = ("ann", "bob", "cat", "dan", "eve", "fay", "gus", "hal")
 PREDICATES = (
@@ -146,7 +146,7 @@ def generate(cfg: ToyConfig, count: int, seed: int, split: str | None = None) ->
     tries = 0
     while len(out) < count:
         label = cfg.labels[len(out) % len(cfg.labels)]
-        problem = generate_one(rng, cfg, label, f"toy-{seed}-{len(out):05d}")
+        problem = generate_one(rng, cfg, label, problem_id("toy", split or "any", seed, len(out), cfg))
         tries += 1
         if split is None or is_eval_problem(problem) == (split == "eval"):
             out.append(problem)

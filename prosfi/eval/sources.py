@@ -19,6 +19,10 @@ Spec grammar (repeatable on the command line; see `SPEC_HELP`):
                                  fixed layout; `shuffled` for shuffled premises), drawn from the evaluation
                                  share of the space that training never draws from (prosfi.data.toy)
 
+Generators draw with `seed` itself, never a hidden offset, and their ids carry it (`prosfi.data.problem.problem_id`):
+`prosfi data physics --difficulty easy --seed 0` writes exactly the problems (and ids) of
+`prosfi eval --data physics:easy --data-seed 0`, and two different draws never share an id.
+
 The contract other tools rely on: `load_source(spec, ...) -> Source` whose `problems` have unique ids
 and whose `group(problem)` is `(source, difficulty)` with difficulty a string or None; records a loader
 could not use are in `Source.skipped` as `(record, reason)` and never raise.
@@ -140,22 +144,22 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
 
         src = Source("kk", spec)
         for n in _people(rest):
-            src.problems += _tag(generate(KKConfig(people=n), per_group, seed + 1000 * n), "kk", n)
+            src.problems += _tag(generate(KKConfig(people=n), per_group, seed), "kk", n)
         return _unique(src)
     if kind == "rgkk":
         from prosfi.data.kk import load_reasoning_gym
 
         src = Source("rgkk", spec)
         for n in _people(rest):
-            src.problems += _tag(load_reasoning_gym(n, per_group, seed + 1000 * n), "rgkk", n)
+            src.problems += _tag(load_reasoning_gym(n, per_group, seed), "rgkk", n)
         return _unique(src)
     if kind == "fol":
         from prosfi.data.pqa_gen import FOLGenConfig
         from prosfi.data.pqa_gen import generate as fol_generate
 
         src = Source("fol", spec)
-        for i, level in enumerate(_levels(rest)):
-            problems = fol_generate(FOLGenConfig(difficulty=level), per_group, seed + 7919 * (i + 1))
+        for level in _levels(rest):
+            problems = fol_generate(FOLGenConfig(difficulty=level), per_group, seed)
             src.problems += _tag(problems, "fol", level)
         return _unique(src)
     if kind == "proverqa":
@@ -217,8 +221,8 @@ def _quantity_source(kind: str, spec: str, rest: str, per_group: int, limit: int
         bad = [x for x in levels if x not in PHYSICS_DIFFICULTIES]
         if bad or not levels:
             raise SpecError(f"physics:{rest}: difficulties are {', '.join(PHYSICS_DIFFICULTIES)} (comma-separated)")
-        for i, level in enumerate(levels):
-            src.problems += _tag(generate(level, per_group, seed + 104_729 * (i + 1)), "physics", level)
+        for level in levels:
+            src.problems += _tag(generate(level, per_group, seed), "physics", level)
     else:
         from prosfi.data.gsm_symbolic import generate as gsms_generate
 
@@ -249,7 +253,7 @@ def _toy(spec: str, rest: str, count: int, seed: int) -> Source:
     layout = layouts[-1] if layouts else "fixed"
     src = Source("toy", spec)
     for d in sorted(set(depths)):
-        drawn = generate(ToyConfig(min_depth=d, max_depth=d, layout=layout), 3 * count, seed + 104_729 * d, split="eval")
+        drawn = generate(ToyConfig(min_depth=d, max_depth=d, layout=layout), 3 * count, seed, split="eval")
         seen: set = set()
         problems = []
         for p in drawn:  # one-rule chains over a fixed vocabulary repeat: each problem once
@@ -260,7 +264,7 @@ def _toy(spec: str, rest: str, count: int, seed: int) -> Source:
         if len(problems) < count:
             src.notes.append(f"toy:{d}: only {len(problems)} distinct held-out problems (asked for {count})")
         for p in problems:
-            p.id = f"toy-eval-{layout}-{d}-{p.id.rsplit('-', 1)[1]}"
+            p.id = f"toy-eval-{layout}-{d}-s{seed}-{p.id.rsplit('-', 1)[1]}"
         src.problems += _tag(problems, "toy", d)
     return _unique(src)
 
