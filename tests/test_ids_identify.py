@@ -71,3 +71,21 @@ def test_other_generator_settings_give_other_ids():
     two = generate(ToyConfig(min_depth=2, max_depth=2), 5, 0, split="train")
     held = generate(ToyConfig(min_depth=1, max_depth=1), 5, 0, split="eval")
     assert len({p.id for p in one + two + held}) == 15
+
+
+def test_completions_of_another_seed_are_named_not_scored(tmp_path, capsys):
+    problems, gold, other = tmp_path / "phys.jsonl", tmp_path / "gold.jsonl", tmp_path / "other.jsonl"
+    assert main(["data", "physics", "--count", "3", "--seed", "0", "-o", str(problems)]) == 0
+    assert main(["data", "physics", "--count", "3", "--seed", "1", "-o", str(other)]) == 0
+    assert main(["data", "gold", str(problems), "-o", str(gold)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "scores.jsonl"
+    assert main(["score", str(other), str(gold), "-o", str(out)]) == 0
+    records = [json.loads(x) for x in out.read_text().splitlines()]
+    assert all(r["reward"] is None and "unknown problem_id" in r["reason"] for r in records)
+    err = capsys.readouterr().err
+    assert "drawn with seed 0, these problems with seed 1" in err
+    # eval: none of them belongs to --data -> one line naming the seed, exit 2
+    assert main(["eval", "--data", "physics:easy", "--count", "3", "--data-seed", "5", "--completions", str(gold),
+                 "--no-plots", "-o", str(tmp_path / "e")]) == 2
+    assert "drawn with seed 0, these problems with seed 5" in capsys.readouterr().err

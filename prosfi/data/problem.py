@@ -13,7 +13,8 @@ Extra fields are kept in `extra` and written back out unchanged.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -329,3 +330,37 @@ def config_tag(config: Any, level_field: str = "") -> str:
         return ""
     text = json.dumps({k: repr(v) for k, v in sorted(changed.items())})
     return "-c" + hashlib.sha1(text.encode()).hexdigest()[:6]
+
+
+_DRAWN = re.compile(r"^(?P<draw>.+)-s(?P<seed>\d+)-(?P<index>\d+)$")
+
+
+def unknown_ids_note(unknown: Sequence[str], known: Iterable[str]) -> str:
+    """One line on completions whose `problem_id` is not among the problems: how many, the first, and for
+    generated ids (`problem_id`) why: the same generator drawn with another seed, or past the end of the
+    draw. '' when nothing is unknown. Such completions are never scored against a problem of the same name."""
+    unknown = [str(u) for u in unknown]
+    if not unknown:
+        return ""
+    seeds: dict[str, set[str]] = {}
+    for k in known:
+        m = _DRAWN.match(str(k))
+        if m:
+            seeds.setdefault(m["draw"], set()).add(m["seed"])
+    theirs: dict[str, set[str]] = {}
+    later = 0
+    for u in unknown:
+        m = _DRAWN.match(u)
+        if m and m["draw"] in seeds:
+            if m["seed"] in seeds[m["draw"]]:
+                later += 1
+            else:
+                theirs.setdefault(m["draw"], set()).add(m["seed"])
+    note = (f"{len(unknown)} completion(s) name a problem id not among the problems (first {unknown[0]!r}); "
+            "not scored")
+    for draw, got in sorted(theirs.items()):
+        note += (f"; {draw} completions were drawn with seed {', '.join(sorted(got, key=int))}, these problems "
+                 f"with seed {', '.join(sorted(seeds[draw], key=int))} (the same seed gives the same problems)")
+    if later:
+        note += f"; {later} are later problems of the same draw (more than were drawn: a larger --count?)"
+    return note

@@ -271,7 +271,7 @@ def _run_eval(args: argparse.Namespace) -> int:
             if not any(g.problem_id in ids for g in generations):
                 raise ValueError(f"none of the {len(generations)} completions in {args.completions} names a problem "
                                  f"of --data (first problem_id {generations[0].problem_id!r}); give the --data "
-                                 "the completions were made for")
+                                 f"the completions were made for{_seed_hint(generations, ids)}")
         output_folder(out, overwrite=True)  # checked above; created after the problems (a bad spec leaves none)
         notes = completion_notes + held_out_notes(problems, args.recipe)
         for s in sources:
@@ -331,6 +331,14 @@ def held_out_notes(problems: Sequence, recipe: str | None) -> list[str]:
         return []
     return [(f"{len(shared)} of {len(problems)} evaluated problems have the same premises and goal as a training "
              f"problem of {recipe} (e.g. {', '.join(shared[:3])}): not held out")]
+
+
+def _seed_hint(generations, ids) -> str:
+    """'' or '; <why>' when the completions name generated problems of another seed (`unknown_ids_note`)."""
+    from prosfi.data.problem import unknown_ids_note
+
+    note = unknown_ids_note([g.problem_id for g in generations], ids)
+    return "; " + note.split("; not scored; ", 1)[1] if "; not scored; " in note else ""
 
 
 __all__ = ["add_arguments", "add_generation_arguments", "resumes_from_cache", "add_source_arguments", "generation_config",

@@ -84,8 +84,12 @@ def evaluate(sources: Sequence[Source] | Sequence[Problem],
     summary = summarize(scored, n_boot=n_boot, seed=seed)
     all_notes = list(notes)
     if unknown:
+        from prosfi.data.problem import unknown_ids_note
+
+        scored_ids = {id(r) for r in scored}
+        strangers = [str(r.get("problem_id")) for r in records if id(r) not in scored_ids]
         all_notes.append(f"{unknown} completions name a problem id not among the evaluated problems "
-                         "(left out of the metrics)")
+                         f"(left out of the metrics): {unknown_ids_note(strangers, by_id)}")
     missing = len(problems) - len({r["problem_id"] for r in scored})
     if missing:
         all_notes.append(f"{missing} problems have no completion (left out of the metrics)")

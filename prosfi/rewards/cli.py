@@ -83,14 +83,17 @@ def run(args: argparse.Namespace) -> int:
 
         batch: list[tuple[str | None, dict | None, str]] = []  # (problem_id, error record, text)
         rewards: list[float] = []
+        unknown: list = []  # problem ids not in the problems file: said once at the end (`unknown_ids_note`)
         lines_read = 0
         started = time.perf_counter()
 
         def flush() -> None:
             records, scored, texts = score_entries(batch, problems, verifier, reward_config, chain_config)
-            for rec in records:
+            for (pid, err, _), rec in zip(batch, records):
                 if rec.get("reward") is not None:
                     rewards.append(rec["reward"])
+                elif err is not None and pid not in problems and "unknown problem_id" in str(err.get("reason")):
+                    unknown.append(pid)
                 out.write(jsonl.dumps(rec) + "\n")
             if audit is not None and scored:
                 audit.write(scored, texts)
@@ -111,6 +114,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"prosfi score: cannot read completions: {exc}", file=sys.stderr)
             return 2
         flush()
+    if unknown:
+        from prosfi.data.problem import unknown_ids_note
+
+        print(f"prosfi score: {unknown_ids_note(unknown, problems)}", file=sys.stderr)
     if lines_read == 0:
         print(f"prosfi score: {args.completions} is empty: no completions to score", file=sys.stderr)
     elif args.output != "-":
