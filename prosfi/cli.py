@@ -59,6 +59,12 @@ def main(argv: list[str] | None = None) -> int:
         parser = argparse.ArgumentParser(prog=f"prosfi {name}", description=help_text)
         module.add_arguments(parser)
         args = parser.parse_args(rest)
+        from prosfi.usage import clobbered_input
+
+        refusal = clobbered_input(args)  # before any work: an output that is an input would be destroyed
+        if refusal is not None:
+            print(f"prosfi {name}: {refusal}", file=sys.stderr)
+            return 2
         _one_line_warnings()
         return int(module.run(args) or 0)
     except KeyboardInterrupt:  # Ctrl-C outside a stage that saves on it (prosfi train does): one line

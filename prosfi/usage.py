@@ -84,11 +84,52 @@ def missing_extra(exc: ModuleNotFoundError, command: str) -> str | None:
 
 
 
+OUTPUT_DESTS = ("output", "out")  # the argparse dests every prosfi writer uses for its output path
+
+
+def clobbered_input(args) -> str | None:
+    """The one-line refusal when a command's output path is one of its inputs (`prosfi check X -o X` would
+    empty X before reading it; `prosfi score P C -o C` would replace the completions), else None. Inputs are
+    the other string arguments (and list items, and the PATH of `kind:PATH` / `split=PATH` specs) that name an
+    existing file; the same file under another name (a link, `./X`) counts."""
+    values = vars(args)
+    for dest in OUTPUT_DESTS:
+        out = values.get(dest)
+        if not isinstance(out, str) or out in ("", "-") or not os.path.exists(out):
+            continue
+        for name, value in values.items():
+            if name in OUTPUT_DESTS:
+                continue
+            for text in value if isinstance(value, (list, tuple)) else [value]:
+                if isinstance(text, str) and any(_same_file(out, p) for p in _paths_in(text)):
+                    flag = "-o" if dest == "output" else "--out"
+                    return (f"{flag} {out} is also an input ({name.replace('_', '-')} {text}): writing it would "
+                            "destroy it; give another output path")
+    return None
+
+
+def _paths_in(text: str) -> list[str]:
+    """`text`, and the path in `kind:PATH` or `split=PATH` (eval's --data specs)."""
+    out = [text]
+    for sep in (":", "="):
+        if sep in text:
+            out.append(text.split(sep, 1)[1])
+            out.append(text.rsplit(sep, 1)[1])
+    return out
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return b not in ("", "-") and os.path.exists(b) and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def add_overwrite_argument(parser) -> None:
     """--overwrite, for a command that writes an output folder."""
     parser.add_argument("--overwrite", action="store_true",
                         help="write into an output folder that already holds files (they are replaced)")
 
 
-__all__ = ["EXTRA_OF", "add_overwrite_argument", "check_model_path", "looks_local", "missing_extra", "one_line",
+__all__ = ["EXTRA_OF", "add_overwrite_argument", "check_model_path", "clobbered_input", "looks_local", "missing_extra", "one_line",
            "output_folder"]

@@ -13,7 +13,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     kinds = parser.add_subparsers(dest="kind", required=True, metavar="{tiny,merge}")
     tiny = kinds.add_parser("tiny", help="build a tiny random Qwen2 model and tokenizer (demos, tests)")
-    tiny.add_argument("--out", required=True, help="directory to save the model and tokenizer in")
+    tiny.add_argument("--out", required=True, help="directory to save the model and tokenizer in (a new or empty "
+                      "one; --overwrite replaces what a folder holds)")
+    tiny.add_argument("--overwrite", action="store_true",
+                      help="write into a folder that already holds files (a trained model there is replaced)")
     for f in dataclasses.fields(TinyModelConfig):
         tiny.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=type(f.default),
                           default=f.default, help=f.metadata.get("help"))
@@ -64,6 +67,12 @@ def _tiny(args: argparse.Namespace) -> int:
     target = Path(args.out)
     if target.exists() and not target.is_dir():
         print(f"prosfi model tiny: --out {args.out} is a file; give a folder to create or reuse", file=sys.stderr)
+        return 2
+    held = sorted(p.name for p in target.iterdir()) if target.is_dir() else []
+    if held and not args.overwrite:  # like every other writer (prosfi.usage.output_folder): never silently
+        shown = ", ".join(held[:3]) + (", ..." if len(held) > 3 else "")
+        print(f"prosfi model tiny: --out {args.out} already holds files ({shown}); add --overwrite to replace them, "
+              "or give another --out", file=sys.stderr)
         return 2
     try:  # before the tokenizer is trained: a bad path costs nothing
         target.mkdir(parents=True, exist_ok=True)

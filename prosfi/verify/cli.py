@@ -194,6 +194,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"prosfi check: {exc}", file=sys.stderr)
         return 2
     from_stdin = args.steps == "-"
+    if not from_stdin and os.path.isdir(args.steps):
+        print(f"prosfi check: {args.steps} is a folder; give a JSONL file of step checks", file=sys.stderr)
+        return 2
     if not from_stdin and not os.path.isfile(args.steps):
         print(f"prosfi check: no such file: {args.steps}", file=sys.stderr)
         return 2
