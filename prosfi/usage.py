@@ -95,8 +95,8 @@ def clobbered_input(args) -> str | None:
     values = vars(args)
     for dest in OUTPUT_DESTS:
         out = values.get(dest)
-        if not isinstance(out, str) or out in ("", "-") or not os.path.exists(out):
-            continue
+        if not isinstance(out, str) or out in ("", "-") or not os.path.isfile(out):
+            continue  # an output folder is output_folder's business (it refuses one that holds files)
         for name, value in values.items():
             if name in OUTPUT_DESTS:
                 continue

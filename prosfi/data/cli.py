@@ -148,6 +148,10 @@ def _say(msg: str) -> None:
 def run(args: argparse.Namespace) -> int:
     import os
 
+    bad = number_errors(args)
+    if bad is not None:
+        _say(f"prosfi data {args.data_command}: {bad}")
+        return 2
     output = getattr(args, "output", None)
     if output and output != "-":  # before minutes of work, not after
         folder = os.path.dirname(output) or "."
@@ -252,11 +256,31 @@ def _report_skipped(skipped, what: str) -> None:
         _say(f"skipped {len(skipped)} {what} record(s) that could not be converted")
 
 
+def _nothing_read(path: str, what: str, fields: str, skipped) -> int:
+    """Exit 2, nothing written, when a file held no usable record (an empty output file with exit 0 looked
+    like success)."""
+    why = f" ({len(skipped)} skipped; first: {skipped[0][0]}: {skipped[0][1]})" if skipped else ""
+    _say(f"prosfi data: {path} holds no usable {what} record{why}; expected JSON lines with {fields}; nothing written")
+    return 2
+
+
+def number_errors(args: argparse.Namespace) -> str | None:
+    """The one-line refusal of a count that cannot be meant (`--count -5`, `--few-shot -2`, `--limit 0`)."""
+    for dest, least in (("count", 1), ("limit", 1), ("few_shot", 0), ("people", 2)):
+        value = getattr(args, dest, None)
+        if isinstance(value, int) and value < least:
+            flag = "--" + dest.replace("_", "-")
+            return f"{flag} must be at least {least}, got {value}"
+    return None
+
+
 def _gsm8k(args) -> int:
     from prosfi.data.gsm8k import LoadReport, load_gsm8k
 
     report = LoadReport()
     problems = load_gsm8k(args.file, limit=args.limit, report=report)
+    if not problems:
+        return _nothing_read(args.file, "GSM8K", "question / answer with #### N", report.skipped)
     n = _write(problems, args.output)
     _say(f"wrote {n} GSM8K problems to {args.output} ({report.summary()})")
     _report_skipped(report.skipped, "GSM8K")
@@ -292,6 +316,8 @@ def _scibench(args) -> int:
 
     skipped: list = []
     problems = load_scibench(args.file, limit=args.limit, skipped=skipped)
+    if not problems:
+        return _nothing_read(args.file, "SciBench", "problem_text / answer_number / unit", skipped)
     n = _write(problems, args.output)
     _say(f"wrote {n} SciBench problems to {args.output}")
     _report_skipped(skipped, "SciBench")

@@ -71,6 +71,10 @@ def run(args: argparse.Namespace) -> int:
     if args.replicas < 1:
         print("prosfi serve: --replicas must be >= 1", file=sys.stderr)
         return 2
+    busy = None if args.ray else port_taken(settings.serve.host, settings.serve.port)
+    if busy is not None:  # before anything is announced (it printed its URL, then uvicorn's error and exit 3)
+        print(f"prosfi serve: {busy}", file=sys.stderr)
+        return 2
     from prosfi.serve.engine import load_problems
     from prosfi.verify.verifier import Verifier
 
@@ -108,6 +112,26 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # uvicorn re-raises the signal after its graceful shutdown
         pass
     return 0
+
+
+def port_taken(host: str, port: int) -> str | None:
+    """Why `host:port` cannot be listened on (in use, not an address here), or None. Bound and released at
+    once with SO_REUSEADDR, as uvicorn binds, so a port in TIME_WAIT is not reported."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        return f"--host {host}: {exc.strerror or exc}"
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            return (f"cannot listen on {host}:{port}: {exc.strerror or exc} (another server is there? give "
+                    "another --port)")
+    return None
 
 
 __all__ = ["TOKEN_ENV", "add_arguments", "run", "settings_from_args"]
