@@ -161,6 +161,10 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     script, training, model_args = resolved.script, resolved.training, resolved.model
     out = Path(training.output_dir)
     plan = _run_plan(resolved, sft_only)
+    if not sft_only:
+        from prosfi.train.rundir import finished
+
+        plan = finished(plan, out, training.max_steps)
     # every process has looked at output_dir before the main one writes into it
     PartialState().wait_for_everyone()
     if PartialState().is_main_process:
@@ -180,6 +184,13 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
         resolved.write()
 
     verifier = make_verifier(script)
+    if plan.mode == "finished":  # nothing to train and no log to append to (prosfi.train.finished)
+        from prosfi.train.finished import repeat_evaluation
+
+        try:
+            return repeat_evaluation(resolved, verifier)
+        finally:
+            verifier.close()
     reward_funcs: list = []
     try:
         if not sft_only:

@@ -86,7 +86,7 @@ def score(gens: list | None, problems: list, script: Any, verifier: Any, out_dir
 
     # scoring checks every chain whatever reward trained the policy (an outcome run scores as prosfi)
     result = evaluate(problems, gens, verifier=verifier, reward_config=sub_config(script, "reward"),
-                      chain_config=sub_config(script, "chain"), out_dir=out_dir, model=label, plots=False)
+                      chain_config=sub_config(script, "chain"), out_dir=out_dir, model=label, plots=True)
     return result.summary
 
 

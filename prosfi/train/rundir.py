@@ -4,6 +4,9 @@
 - a checkpoint in it (`checkpoint-N`): the run is resumed from the last one ("resuming from ...");
 - a finished SFT warm-up and no finished GRPO stage: resumed from the warm-up (GRPO starts over);
 - anything else: refused in one line naming `--overwrite` and `--output_dir`;
+- a checkpoint at or past `max_steps` and the run's summary: the run is finished, so a re-run trains nothing
+  and only repeats the held-out evaluation after GRPO and the summary (`finished`); a larger `--max_steps`
+  with the same `--output_dir` continues it;
 - `--overwrite`: a fresh run; the old run's checkpoints, warm-up, held-out evaluations and summary are
   removed first, and its logs (metrics.jsonl, audit.jsonl) are kept and appended to.
 
@@ -75,6 +78,27 @@ def plan(output_dir: str | Path, resume_from_checkpoint: str | None, overwrite: 
                       "it over (logs are kept and appended to) or give another --output_dir")
 
 
+def finished(run_plan: RunPlan, output_dir: str | Path, max_steps: int | None) -> RunPlan:
+    """`run_plan`, or a "finished" plan when it resumes from a checkpoint at or past `max_steps` in a run that
+    wrote its summary: resuming there used to train one more step each time (`step 61/60`, `checkpoint-61`,
+    rows appended to the logs)."""
+    out = Path(output_dir)
+    step = _step_of(run_plan.checkpoint)
+    if (run_plan.mode != "resume" or step is None or not max_steps or max_steps <= 0 or step < max_steps
+            or not (out / "summary.json").is_file()):
+        return run_plan
+    return RunPlan("finished", run_plan.checkpoint,
+                   f"{out} finished at step {step} (max_steps {max_steps}): not training again; repeating the "
+                   "held-out evaluation after GRPO and the summary (a larger --max_steps continues the run, "
+                   "--overwrite starts it over)")
+
+
+def _step_of(checkpoint: str | None) -> int | None:
+    name = Path(checkpoint).name if checkpoint else ""
+    tail = name.rsplit("-", 1)[-1]
+    return int(tail) if name.startswith("checkpoint-") and tail.isdigit() else None
+
+
 def clear_for_overwrite(output_dir: str | Path) -> None:
     """Remove the old run's checkpoints, warm-up, held-out evaluations and summary (logs stay)."""
     out = Path(output_dir)
@@ -85,4 +109,4 @@ def clear_for_overwrite(output_dir: str | Path) -> None:
             path.unlink()
 
 
-__all__ = ["RUN_ARTEFACTS", "RunDirError", "RunPlan", "clear_for_overwrite", "last_checkpoint", "mark_run", "plan"]
+__all__ = ["RUN_ARTEFACTS", "RunDirError", "RunPlan", "clear_for_overwrite", "finished", "last_checkpoint", "mark_run", "plan"]
