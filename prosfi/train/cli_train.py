@@ -42,6 +42,13 @@ def run(args: argparse.Namespace, sft_only: bool = False) -> int:
     if recipe is None and not overrides:
         print(f"usage: {USAGE.replace('prosfi train', f'prosfi {name}')}", file=sys.stderr)
         return 2
+    if "--help" not in overrides and "-h" not in overrides:
+        from prosfi.train.fastcheck import quick_refusal
+
+        refusal = quick_refusal(recipe, overrides)  # before the training stack's imports (seconds)
+        if refusal is not None:
+            print(f"prosfi {name}: error: {refusal}", file=sys.stderr)
+            return 2
     # TRL's GRPOConfig sets `gradient_checkpointing`, which transformers 5 reports as deprecated on every
     # run; the user cannot act on it.
     warnings.filterwarnings("ignore", message="`gradient_checkpointing` is deprecated", category=FutureWarning)

@@ -1,0 +1,76 @@
+"""Issue 27, "errors are quick": the usual `prosfi train` mistakes are refused before the training stack is
+imported (no trl, transformers or torch in the process), in the same one line the full check prints; the
+shipped recipes pass the quick check, and its list of TRL's keys matches the installed TRL."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from prosfi.train.fastcheck import quick_refusal
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = str(ROOT / "recipes" / "demo" / "cpu_chains.yaml")
+
+PROBE = """
+import json, sys
+from prosfi.cli import main
+rc = main(sys.argv[1:])
+print(json.dumps([rc, sorted(m for m in ("trl", "transformers", "torch") if m in sys.modules)]))
+"""
+
+
+def _run(tmp_path, *argv):
+    proc = subprocess.run([sys.executable, "-c", PROBE, "train", *argv], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    rc, imported = json.loads(proc.stdout.strip().splitlines()[-1])
+    return rc, imported, proc.stderr.strip()
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["nope.yaml"], "recipe not found: nope.yaml"),
+    ([DEMO, "--learning_rat", "1e-5"], "did you mean learning_rate"),
+    ([DEMO, "--model_name_or_path", "./no-model", "--no_tiny_model_if_absent"], None),  # lenient: full check
+    ([DEMO, "--dataset", "jsonl", "--dataset_path", "missing.jsonl"], "dataset_path missing.jsonl: no such file"),
+])
+def test_train_mistakes_are_refused_before_the_imports(tmp_path, argv, needle):
+    if needle is None:
+        assert quick_refusal(argv[0], argv[1:]) is None
+        return
+    rc, imported, err = _run(tmp_path, *argv)
+    assert rc == 2 and imported == [], (rc, imported, err)
+    assert len(err.splitlines()) == 1 and err.startswith("prosfi train: error: ") and needle in err, err
+
+
+def test_recipe_typos_and_bad_yaml_are_quick(tmp_path):
+    (tmp_path / "typo.yaml").write_text("learning_rat: 1e-5\n")
+    (tmp_path / "bad.yaml").write_text("foo: [\n")
+    assert "did you mean learning_rate" in quick_refusal(str(tmp_path / "typo.yaml"), [])
+    assert "not valid YAML at line 2" in quick_refusal(str(tmp_path / "bad.yaml"), [])
+    assert "no config.json" in quick_refusal(None, ["--model_name_or_path", str(tmp_path)])
+    (tmp_path / "a_file").write_text("")
+    assert "is a file" in quick_refusal(None, ["--output_dir", str(tmp_path / "a_file")])
+
+
+def test_the_shipped_training_recipes_pass(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for recipe in sorted((ROOT / "recipes").rglob("*.yaml")):
+        if "accelerate_configs" in recipe.parts or "prm" in recipe.parts:  # not `prosfi train` recipes
+            continue
+        assert quick_refusal(str(recipe), []) is None, recipe
+
+
+def test_the_listed_trl_keys_are_the_installed_trls():
+    pytest.importorskip("trl")
+    from prosfi.train.fastcheck import known_keys
+    from prosfi.train.recipe import _dests, _flags, make_parser
+    from prosfi.train.trl_keys import _generate
+
+    parser = make_parser()
+    live = set(_dests(parser)) | set(_flags(parser))
+    assert known_keys() is not None, "regenerate prosfi/train/trl_keys.py: python -m prosfi.train.trl_keys"
+    assert set(_generate()) <= known_keys() and live <= known_keys()
