@@ -97,6 +97,9 @@ ATTACKS = {
     "a repeated product": (BAGS, [step("s1", "g1 * g2 + g1 * g2", 24)], "24"),
     "an unstated halving of a sum (no 'average')": (LEFT, [step("s1", "(g1 + g2) / 2", 6)], "6"),
     "an unstated 0.5 and a dollar offset": (EGGS, [step("s1", "g1 * g4 * 0.5 + g4", 18, "USD")], "18"),
+    # --- a given equal to 1 (ECHO's g4) restates any value when cited by id (`g1 * 1` is closed, `g1 * g4` is not)
+    "times a given equal to one, by id": (ECHO, [step("s1", "g1 * g4", 18)], "18"),
+    "to the power of a given equal to one": (ECHO, [step("s1", "g1 ** g4", 18)], "18"),
     # --- one input, but not affine: any polynomial of a given passes (a cheap guess dressed as a formula)
     "a given squared minus itself": (LEFT, [step("s1", "g2 ** 2 - g2", 6)], "6"),
     # --- a literal equal to an unrelated given's number grounds a multiple nobody stated
