@@ -48,7 +48,7 @@ def _stubs(tmp_path: Path, server_dies: bool = False) -> tuple[Path, Path]:
 def _env(bin_dir: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
     return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(ROOT),
             "LOG_DIR": str(tmp_path / "logs"), "HEALTH_TIMEOUT_S": "60",
-            "HEALTH_POLL_S": "1", **extra}
+            "HEALTH_POLL_S": "1", "WANDB_MODE": "offline", **extra}  # the recipe logs to wandb: no login here
 
 
 def _launch(script: str, tmp_path: Path, *args: str, server_dies: bool = False, **env: str):

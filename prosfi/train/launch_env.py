@@ -3,7 +3,9 @@ recipe, as shell assignments (`eval "$(...)"`).
 
 The recipe is resolved with the same overrides the trainers get, so `--model_name_or_path` or
 `--sft false` on a launcher's command line reaches the vLLM server and the stage plan too. Nothing is
-loaded (it is a dry run).
+loaded (it is a dry run), but the trainers' preflight runs (`prosfi.train.preflight`): a missing data file,
+sets that do not fit in it, or `report_to: wandb` without a login stop the launcher in one line, before it
+starts a server.
 """
 
 from __future__ import annotations
@@ -16,9 +18,14 @@ import sys
 def assignments(argv: list[str]) -> dict[str, str]:
     from prosfi.train.recipe import resolve, split_argv
 
+    from prosfi.train.preflight import preflight
+
     recipe, overrides = split_argv(argv)
     with contextlib.redirect_stdout(sys.stderr):
         resolved = resolve(recipe, overrides, dry_run=True)
+        # the trainers' checks (data file and sets, wandb login, output_dir, backends) before the launcher
+        # starts a vLLM server or a warm-up
+        preflight(resolved)
     model, script, training = resolved.model, resolved.script, resolved.training
     return {
         "PROSFI_MODEL": str(model.model_name_or_path),
