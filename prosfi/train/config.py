@@ -292,6 +292,14 @@ def validate(script_args: Any) -> None:
             sub_config(script_args, prefix)
         except (TypeError, ValueError) as e:
             raise ValueError(f"{prefix}_*: {e}") from e
+    try:  # the quantity rules' own checks (e.g. trials in 0..16) on the recipe's chain_quantity_* keys
+        from prosfi.domains.quantity import DEFAULT_RULES
+    except ImportError:
+        return
+    try:
+        sub_config(script_args, "chain").quantity_rules(DEFAULT_RULES)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"chain_quantity_*: {e}") from e
 
 
 def validate_sampling(training: Any) -> None:
