@@ -53,7 +53,11 @@ class _BaseScriptArguments:
         default=None,
         metadata={"help": "jsonl: the problems file; proverqa_hub: the data file in the repo (dev/hard.json)"},
     )
-    dataset_size: int = field(default=1000, metadata={"help": "training problems (generated or the first N)"})
+    dataset_size: int = field(
+        default=1000,
+        metadata={"help": "GRPO problems: generated, or the first N of a file (gsm8k, jsonl, proverqa_hub; -1: every "
+                  "problem of the file that the SFT, format-gate and held-out sets do not take; docs/training.md)"},
+    )
     dataset_seed: int = field(default=0, metadata={"help": "seed of the problem generator"})
     dataset_difficulty: str | None = field(
         default=None,
