@@ -125,6 +125,18 @@ def test_a_file_too_small_for_the_sets_fails_in_one_line_before_anything_loads(o
     assert not (tmp_path / "r").exists()  # nothing written, nothing loaded
 
 
+def test_prosfi_sft_on_a_recipe_without_warm_up_still_gets_its_sets(tmp_path):
+    """`prosfi sft RECIPE --sft false` warms up and gates all the same: both sets are drawn."""
+    from prosfi.train.heldout import held_out_problems
+    from prosfi.train.problems import from_script_args
+    from prosfi.train.sft import sft_problems
+
+    script = _resolve(GSM8K_RECIPES[0], "--sft", "false", tmp_path=tmp_path).script
+    sft, gate = sft_problems(script), held_out_problems(script, script.sft_format_check, role="gate")
+    assert len(sft) == 4 and len(gate) == 2 and not _ids(sft) & _ids(gate)
+    assert len(from_script_args(script)) == 12  # a GRPO-only run of the file takes it whole
+
+
 def test_file_sets_do_not_move_when_the_training_share_changes(tmp_path):
     """The held-out sets come from the file's end, so a run with another dataset_size or sft_size (an
     ablation) is evaluated on the same problems."""

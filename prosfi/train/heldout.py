@@ -37,7 +37,8 @@ def held_out_problems(script: Any, count: int | None = None, role: str = "eval",
         raise ValueError(f"role: {role!r} is not one of {', '.join(ROLES)}")
     count = int(script.eval_held_out if count is None else count)
     if is_file_dataset(script):
-        split = file_split(script)
+        # the gate serves a warm-up, also `prosfi sft` on a recipe that says sft: false
+        split = file_split(script, sft=True if role == "gate" else None)
         return list(split.held_out if role == "eval" else split.gate)[:count]
     if training is None:
         # the SFT set is left out even when this run skips SFT (an ablation starting from a shared warm-up);
