@@ -29,6 +29,40 @@ _LATEX_WORDS = {
 }
 
 
+# Outside `\mathrm{}` a single letter is read as a unit only when it is one of these SI symbols (SciBench writes
+# `$N$`, `$C$`, `N `, ` m`, `in terms of $e$`); any other letter is a variable (`$m l^2$`, `$H$`, `$R$`, `$L$`).
+_BARE_UNIT_LETTERS = frozenset("m s J N C W V A K e".split())
+# Counting nouns in a unit (`$10^{10} \text{ electrons; }$`): the answer is a plain number.
+_COUNT_WORDS = frozenset("electron electrons proton protons neutron neutrons atom atoms molecule molecules photon "
+                         "photons particle particles nucleus nuclei ion ions".split())
+_HAT = re.compile(r"\\hat\s*\{\s*(?:\\mathrm\s*\{[^{}]*\}|[^{}]*)\s*\}")  # unit vectors: `N \hat{\mathrm{i}}` is N
+_MICRO_MARKED = re.compile(r"\\mu\s*\\(?:mathrm|text|rm)\s*\{\s*~?\s*")  # `\mu \mathrm{C}`: one unit, uC
+_MICRO_BARE = re.compile(r"\\mu\s*(?=[A-Za-z])")  # `\mu C`
+
+
+def _join_micro(text: str, micro: str) -> str:
+    """`\mu \mathrm{C}` and `\mu C` as one prefixed unit (`uC`; `μC` in question text), never the atomic
+    mass unit `u` times a coulomb."""
+    return _MICRO_BARE.sub(micro, _MICRO_MARKED.sub(lambda m: "\\mathrm{" + micro, text))
+
+
+def _unmarked_unit(token: str) -> bool:
+    """A word written outside `\mathrm{}` that is still a unit: an SI letter from the short list, a counting
+    noun, or a longer name Pint knows (`km`, `J`, `MeV`, `seconds`, `years`, `days`)."""
+    from prosfi.quant import QuantError
+    from prosfi.quant.units import unit_info
+
+    if len(token) == 1:
+        return token in _BARE_UNIT_LETTERS
+    if token.lower() in _COUNT_WORDS:
+        return True
+    try:
+        unit_info(token)
+    except QuantError:
+        return False
+    return True
+
+
 class UnitError(ValueError):
     """A LaTeX unit we cannot read as a Pint unit."""
 
@@ -59,11 +93,13 @@ def latex_unit(text: str) -> tuple[Fraction, str]:
             raise UnitError(f"scale 10^{exp} is out of range")
         scale = mant * Fraction(10) ** exp
         t = t[m.end():]
+    t = _join_micro(_HAT.sub(" ", t), "u")
     outside = re.sub(r"\\(?:mathrm|text|rm|operatorname)\s*\{[^{}]*\}", " ", t)
-    outside = re.sub(r"\\(?:cdot|times|circ|AA|Omega|mu|degree)(?![A-Za-z])|\\%", " ", outside)
-    if re.search(r"[A-Za-z_=\\]", outside):
+    outside = re.sub(r"\\(?:cdot|times|circ|AA|Omega|mu|degree)(?![A-Za-z])|\\%|\$", " ", outside)
+    if re.search(r"[_=\\]", outside) or not all(_unmarked_unit(w) for w in re.findall(r"[A-Za-z]+", outside)):
         raise UnitError(f"unit {text.strip()!r} is a symbolic expression, not a unit")
     u = _strip_latex(t)
+    u = " ".join(w for w in re.split(r"\s+", re.sub(r"[;,:]", " ", u)) if w.lower() not in _COUNT_WORDS)
     u = re.sub(r"\^\s*\{\s*([-−]?\s*\d+(?:\.\d+)?)\s*\}", lambda mm: "**" + mm.group(1).replace(" ", ""), u)
     u = re.sub(r"\^\s*([-−]?\d+)", r"**\1", u)
     u = re.sub(r"[{}]", " ", u)
@@ -85,7 +121,7 @@ def plain_question(latex: str) -> str:
     """Problem text with inline LaTeX units and scientific notation made readable (`$2.0 \\mathrm{~kg}$` ->
     `2.0 kg`, `7 \\times 10^4` -> `7e4`), for the prompt and for extracting givens."""
     t = re.sub(r"(\d)\s*\\times\s*10\s*\^\s*\{?\s*([-−]?\d+)\s*\}?", r"\1e\2", latex)
-    t = _strip_latex(t)
+    t = _strip_latex(re.sub(r"\\mu(?![A-Za-z])", "μ", _join_micro(t, "μ")))
     t = re.sub(r"\^\s*\{\s*([^{}]*)\}", r"^\1", t)
     t = re.sub(r"\s+([,.;:?)])", r"\1", re.sub(r"\s+", " ", t)).strip()
     t = re.sub(r"(?<=[A-Za-z0-9])\s*/\s*(?=[A-Za-z])", "/", t)  # "km / h" -> "km/h"
