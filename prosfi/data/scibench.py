@@ -41,13 +41,13 @@ _MICRO_BARE = re.compile(r"\\mu\s*(?=[A-Za-z])")  # `\mu C`
 
 
 def _join_micro(text: str, micro: str) -> str:
-    """`\mu \mathrm{C}` and `\mu C` as one prefixed unit (`uC`; `μC` in question text), never the atomic
+    r"""`\mu \mathrm{C}` and `\mu C` as one prefixed unit (`uC`; `μC` in question text), never the atomic
     mass unit `u` times a coulomb."""
     return _MICRO_BARE.sub(micro, _MICRO_MARKED.sub(lambda m: "\\mathrm{" + micro, text))
 
 
 def _unmarked_unit(token: str) -> bool:
-    """A word written outside `\mathrm{}` that is still a unit: an SI letter from the short list, a counting
+    r"""A word written outside `\mathrm{}` that is still a unit: an SI letter from the short list, a counting
     noun, or a longer name Pint knows (`km`, `J`, `MeV`, `seconds`, `years`, `days`)."""
     from prosfi.quant import QuantError
     from prosfi.quant.units import unit_info
