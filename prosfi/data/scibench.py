@@ -123,6 +123,7 @@ def plain_question(latex: str) -> str:
     t = re.sub(r"(\d)\s*\\times\s*10\s*\^\s*\{?\s*([-−]?\d+)\s*\}?", r"\1e\2", latex)
     t = _strip_latex(re.sub(r"\\mu(?![A-Za-z])", "μ", _join_micro(t, "μ")))
     t = re.sub(r"\^\s*\{\s*([^{}]*)\}", r"^\1", t)
+    t = re.sub(r"(?<=[A-Za-z)])\s+\^", "^", t)  # `\mathrm{m}^2` -> "m^2", not "m ^2"
     t = re.sub(r"\s+([,.;:?)])", r"\1", re.sub(r"\s+", " ", t)).strip()
     t = re.sub(r"(?<=[A-Za-z0-9])\s*/\s*(?=[A-Za-z])", "/", t)  # "km / h" -> "km/h"
     return t
