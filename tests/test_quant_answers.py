@@ -91,11 +91,71 @@ def test_a_percent_gold(text, ok):
 
 
 @pytest.mark.parametrize("text,ok", [("540", True), ("540 meters", True), ("540 m", True), ("$540", True),
-                                     ("540 eggs", True), ("540 s", True), ("0.54 km", False), ("541 m", False),
-                                     ("54%", False)])
+                                     ("540 eggs", True), ("540 s", True), ("540 pairs", True), ("540 dozen", True),
+                                     ("0.54 km", False), ("541 m", False), ("540%", False), ("45 dozen", False)])
 def test_a_plain_gold_compares_the_number_as_written(text, ok):
     """GSM8K counts are plain numbers: a unit word the gold does not have still reads as the number."""
     assert right(problem("540"), text) is ok
+
+
+def test_a_percentage_keeps_its_value_against_a_plain_target():
+    """A chain ending in 0.25 (plain) answered "25 percent" (the gold chains of percentage answers)."""
+    assert right(problem("0.25"), "25%") and right(problem("0.25"), "25 percent") and not right(problem("25"), "25%")
+    assert final_matches_gold(problem("0.25"), Value(Fraction(1, 4), unit_info("percent").dims, "percent"))[0]
+
+
+# ------------------------------------------------------------------------------------------ end to end
+def _score(p: Problem, steps: list, answer: str) -> float:
+    import json
+
+    from prosfi.rewards.config import RewardConfig
+    from prosfi.rewards.score import score_batch
+
+    text = f"<think>t</think>\n<steps>\n{json.dumps(steps)}\n</steps>\n<answer>{answer}</answer>"
+    return score_batch([p], [text], object(), RewardConfig(mode="prosfi"))[0].reward
+
+
+PERCENT = Problem.from_dict({
+    "id": "pct", "kind": "quantity", "source": "gsm8k", "question": "Of 80 apples, 20 are red. What percent are red?",
+    "givens": [{"id": "g1", "value": "80", "unit": "", "text": "80"}, {"id": "g2", "value": "20", "unit": "", "text": "20"}],
+    "target": {"name": "share", "unit": "percent"}, "answer": {"value": "25", "unit": "percent"}})
+DOLLARS = Problem.from_dict({
+    "id": "usd", "kind": "quantity", "source": "gsm8k", "question": "She sells 9 eggs at $2 each. How much does she make?",
+    "givens": [{"id": "g1", "value": "9", "unit": "", "text": "9"}, {"id": "g2", "value": "2", "unit": "USD", "text": "$2"}],
+    "target": {"name": "income", "unit": "USD"}, "answer": {"value": "18", "unit": "USD"}})
+
+
+LEAD_CHAIN = pytest.mark.xfail(strict=True, reason="waits for the lead's chain rewrite: the chain establishes the "
+                               "answer with final_matches_gold (0.25 vs 25 percent), not the answer vs the last step")
+
+
+@pytest.mark.parametrize("answer", ["25 percent", "25%", pytest.param("25", marks=LEAD_CHAIN), "The answer is: 25%",
+                                    "**25%**"])
+def test_a_percentage_gold_chain_earns_the_top_reward(answer):
+    """A chain computing 0.25 for a percent target, answered `25%` or (after the lead's change) `25`."""
+    assert _score(PERCENT, [{"id": "s1", "expr": "g2 / g1", "value": 0.25, "unit": ""}], answer) == 1.0
+
+
+@pytest.mark.parametrize("answer", ["$18", "18 dollars", "18 USD", "$18.00", "18", "Final answer: $18",
+                                    "\\boxed{18}"])
+def test_dollar_answers_earn_the_top_reward(answer):
+    assert _score(DOLLARS, [{"id": "s1", "expr": "g1 * g2", "value": 18, "unit": "USD"}], answer) == 1.0
+
+
+COUNT = Problem.from_dict({
+    "id": "count", "kind": "quantity", "source": "gsm8k", "question": "A track of 60 m is run 9 times. How far?",
+    "givens": [{"id": "g1", "value": "60", "unit": "", "text": "60 m"}, {"id": "g2", "value": "9", "unit": "", "text": "9"}],
+    "target": {"name": "distance", "unit": ""}, "answer": {"value": "540", "unit": ""}})
+
+
+@pytest.mark.parametrize("answer", ["540", "540 meters", "540 m", "The answer is: 540 meters."])
+def test_a_unit_word_on_a_plain_answer_earns_the_top_reward(answer):
+    assert _score(COUNT, [{"id": "s1", "expr": "g1 * g2", "value": 540, "unit": ""}], answer) == 1.0
+
+
+@pytest.mark.parametrize("answer", ["$0.18", "0.18", "$19", "18 or 19"])
+def test_wrong_dollar_answers_stay_wrong(answer):
+    assert _score(DOLLARS, [{"id": "s1", "expr": "g1 * g2", "value": 18, "unit": "USD"}], answer) < 0.3
 
 
 @pytest.mark.parametrize("text,ok", [("540 s", True), ("9 min", True), ("0.15 h", True), ("540", False),

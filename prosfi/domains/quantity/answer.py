@@ -12,7 +12,7 @@ gold's magnitude):
   or a currency (`18` for 18 USD, `60` for 60 percent); for a physical unit a bare number is wrong;
 - a claim with a unit converts (`10.8 km/h` for 3 m/s; `540 m` for 540 s is another dimension: wrong);
 - a plain gold (no unit: GSM8K counts) compares the number as written, whatever unit word follows it
-  (`540 meters`, `$18`, `18 eggs`).
+  (`540 meters`, `$18`, `18 eggs`, `18 pairs`); a percentage keeps its value (`25%` is 0.25).
 `final_matches_gold` applies the same reading to a chain's recomputed final `Value`.
 """
 
@@ -216,8 +216,15 @@ def _plain_unit(unit: str) -> bool:
     return dims is not None and (dims == DIMENSIONLESS or dims == _currency())
 
 
+_PERCENT = frozenset({"percent", "%", "pct"})
+
+
 def _as_written(value: Value) -> Value:
-    """The number as shown in the value's own unit (`540 m` -> 540, `25%` -> 25), as a plain number."""
+    """For a plain gold: the number as shown in the value's own unit (`540 m` -> 540, `$18` -> 18, `18 pairs`
+    -> 18, `30 degree` -> 30), as a plain number. A percentage keeps its value (`25%` is 0.25): percent is the
+    factor 1/100 everywhere (a chain ending in 0.25 for "25 percent")."""
+    if value.unit.strip() in _PERCENT:
+        return value
     try:
         return Value(value.magnitude_in())
     except QuantError:
@@ -293,7 +300,8 @@ def grade_answer(problem: Problem, claim: QuantityAnswer) -> tuple[bool, str]:
 def final_matches_gold(problem: Problem, value: Value | None) -> tuple[bool, str]:
     """(right, reason): a chain's recomputed final value against the gold, in the gold's unit, with the
     problem's one tolerance. Same dimension: compared with conversion (a dimensionless 0.6 equals a 60
-    percent gold; 60 does not). A plain gold compares the number in the value's own unit (540 m -> 540). A
+    percent gold; 60 does not). A plain gold compares the number in the value's own unit (540 m -> 540; a
+    percentage keeps its value, 0.25). A
     currency gold reads a plain number (no unit at all) in its currency; a percent or other dimensionless
     unit stays another dimension there (25% is not $25)."""
     gold = gold_value(problem)
