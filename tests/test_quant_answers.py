@@ -65,6 +65,20 @@ def test_two_numbers_or_none_are_unreadable(text):
     assert not claim.ok and claim.reason
 
 
+@pytest.mark.parametrize("text,usd,plain,usd_per_h", [
+    ("$18 per hour", True, True, True), ("$18/hour", True, True, True), ("$18 an hour", True, True, True),
+    ("18 dollars per hour", True, True, True), ("18 USD/h", True, True, True), ("$18 per egg", True, True, False),
+    ("18 eggs per day", False, True, False), ("$19 per hour", False, False, False), ("5 miles per hour", False, False, False),
+    ("18 or 19 per hour", False, False, False),
+])
+def test_a_rate_reads_its_amount_for_a_plain_or_currency_gold(text, usd, plain, usd_per_h):
+    """GSM8K's "$18 per hour" for an 18 USD gold (nominal units); a rate gold reads the rate."""
+    claim = read_answer(text)
+    assert grade_answer(problem("18", "USD"), claim)[0] is usd
+    assert grade_answer(problem("18"), claim)[0] is plain
+    assert grade_answer(problem("18", "USD/h"), claim)[0] is usd_per_h
+
+
 def test_a_counting_noun_is_a_plain_number_not_a_bare_one():
     claim = read_answer("18 eggs")
     assert claim.ok and claim.value == Value(Fraction(18)) and claim.noun == "eggs" and not claim.bare
@@ -226,7 +240,7 @@ def _spellings(d: Decimal) -> list[str]:
     plain = f"{d:f}"
     grouped = f"{d:,.2f}"
     return [f"${plain}", f"{plain} dollars", f"{plain} USD", f"${grouped}", f"USD {plain}",
-            f"The answer is: ${plain}", f"**${plain}**", f"\\boxed{{${plain}}}"]
+            f"The answer is: ${plain}", f"**${plain}**", f"\\boxed{{${plain}}}", f"${plain} per hour"]
 
 
 @settings(max_examples=150, deadline=None)
@@ -236,7 +250,7 @@ def test_any_amount_in_dollars_reads_as_usd_and_grades_right(d):
     gold = problem(f"{d:f}", "USD")
     for text in _spellings(d):
         claim = read_answer(text)
-        assert claim.ok and claim.value == want, (text, claim.reason)
+        assert claim.ok and (claim.amount or claim).value == want, (text, claim.reason)
         assert grade_answer(gold, claim)[0], text
     assert right(gold, f"{d:f}")  # a bare number in the gold's currency
     if d == d.to_integral_value():

@@ -36,14 +36,16 @@ MAX_ANSWER_CHARS = 300
 @dataclass(frozen=True)
 class QuantityAnswer:
     """A read `<answer>`: `value` (a bare number is dimensionless until read in the target's unit), `bare`
-    when no unit was written, `noun` the counting noun that followed the number (`18 eggs`), `reason` when
-    unreadable."""
+    when no unit was written, `noun` the counting noun that followed the number (`18 eggs`), `amount` the
+    amount of a rate written `$18 per hour` / `18 eggs a day` / `$3 each` (`value` is the rate, 18 USD/h,
+    where the per-word is a unit), `reason` when unreadable."""
 
     value: Value | None = None
     bare: bool = False
     text: str = ""
     reason: str = ""
     noun: str = ""
+    amount: QuantityAnswer | None = None  # `$18` of `$18 per hour`: what a plain or currency gold reads
 
     @property
     def ok(self) -> bool:
@@ -67,6 +69,8 @@ _FRAC = re.compile(r"\\d?frac\s*\{\s*([-+]?\d+(?:\.\d+)?)\s*\}\s*\{\s*(\d+(?:\.\
 _SCI = re.compile(r"(\d)\s*(?:\\times|×|x|\*|\\cdot|·)\s*10\s*(?:\^|\*\*)\s*\{?\s*\(?\s*([-+−]?\s*\d{1,3})\s*\)?\s*\}?")
 _CONNECTIVES = {"or", "and", "to", "plus", "minus", "times", "than", "nor", "but", "versus", "vs", "between",
                 "over", "under", "x", "per"}
+_PER_TAIL = re.compile(r"(?P<q>.*?\d[^/]*?)(?:\s*/\s*|\s+(?:per|an?)\s+)(?P<per>[A-Za-z][A-Za-z'’-]*)|(?P<each>.*?\d.*?)\s+each",
+                       re.IGNORECASE)
 _NOUN_TAIL = re.compile(r"(?P<q>.*?\d\.?)\s+(?P<words>[A-Za-z][A-Za-z'’-]*(?:\s+[A-Za-z][A-Za-z'’-]*){0,2})")
 
 
@@ -163,7 +167,34 @@ def read_answer(text: str) -> QuantityAnswer:
     inner = _unbox(body)
     if inner is None:
         return QuantityAnswer(text=given, reason=f"answer {_clip(given)!r} is not one quantity: not one \\boxed{{}}")
-    body = _strip_wrapping(_plain_math(_strip_wrapping(inner)))
+    return _read_body(_strip_wrapping(_plain_math(_strip_wrapping(inner))), given)
+
+
+def _read_rate(body: str, given: str) -> QuantityAnswer | None:
+    """`$18 per hour`, `$18/hour`, `18 eggs a day`, `$3 each`: an amount (currency or plain) per something."""
+    m = _PER_TAIL.fullmatch(body)
+    if m is None:
+        return None
+    amount = _read_body(m.group("q") or m.group("each"), given, rates=False)
+    if not amount.ok or not (amount.value.dims == DIMENSIONLESS or amount.value.dims == _currency()):
+        return None
+    per = m.group("per")
+    unit = None if per is None else _WORDS.get(per.lower(), per)
+    try:
+        info = unit_info(unit) if unit and unit != "/" else None
+    except QuantError:
+        info = None
+    if info is None or info.dims == DIMENSIONLESS:  # `per egg`, `each`: no unit to divide by
+        return QuantityAnswer(value=amount.value, text=given, noun=f"per {per}" if per else "each", amount=amount)
+    return QuantityAnswer(value=make_value(amount.value.magnitude_in(), f"{amount.value.unit or ''}/{unit}".lstrip("/")
+                                           if amount.value.unit else f"1/{unit}"),
+                          text=given, amount=amount)
+
+
+def _read_body(body: str, given: str, rates: bool = True) -> QuantityAnswer:
+    rate = _read_rate(body, given) if rates else None
+    if rate is not None:
+        return rate
     try:
         value = parse_quantity(body)
     except QuantError as exc:
@@ -236,6 +267,8 @@ def read_in(claim: QuantityAnswer, unit: str) -> Value | None:
     plain, dimensionless or a currency; for a plain `unit`, the number as written."""
     if not claim.ok:
         return None
+    if claim.amount is not None and (_plain_gold(unit) or _dims(unit) == _currency()):
+        return read_in(claim.amount, unit)  # `$18 per hour` for an 18 USD gold (GSM8K's nominal rates)
     if _plain_gold(unit):
         return claim.value if claim.bare or claim.noun else _as_written(claim.value)
     if claim.bare and _plain_unit(unit):
