@@ -159,3 +159,23 @@ def test_real_fund_and_class_load():
         skipped += sk
     assert all("symbolic" in why or "not a number" in why for _, why in skipped)
     assert loaded >= 101 and loaded + len(skipped) == 120
+    coefficients = sum(len(load_scibench(REAL / f"{name}.json", symbolic="coefficient")) for name in ("fund", "class"))
+    assert coefficients == 119  # all but the record with no numeric answer
+
+
+def test_symbolic_units_as_coefficients_on_request():
+    """`symbolic="coefficient"`: SciBench's own grading of a symbolic unit (the number that multiplies it)."""
+    from prosfi.domains.quantity.answer import grade_answer, read_answer
+
+    skipped: list = []
+    problems = load_scibench(UNITS, skipped=skipped, symbolic="coefficient")
+    assert len(problems) == 31 and [i for i, _ in skipped] == [31] and "not a number" in skipped[0][1]
+    rod = next(p for p in problems if p.extra.get("unit_symbolic") == "$m l^2$")
+    assert rod.answer == {"value": "0.33333333", "unit": ""} and rod.target["unit"] == ""
+    assert rod.question.endswith("Give the answer as the number that multiplies $m l^2$.")
+    assert grade_answer(rod, read_answer("1/3"))[0] and grade_answer(rod, read_answer("0.333"))[0]
+    assert not grade_answer(rod, read_answer("0.5"))[0]
+    plain = {p.id: p for p in load_scibench(UNITS)}
+    assert all(p.to_dict() == plain[p.id].to_dict() for p in problems if p.id in plain)  # the rest unchanged
+    with pytest.raises(ValueError, match="symbolic must be"):
+        load_scibench(UNITS, symbolic="guess")

@@ -129,9 +129,18 @@ def plain_question(latex: str) -> str:
     return t
 
 
-def problem_from_record(record: Any, pid: str, topic: str) -> Problem:
+SYMBOLIC_MODES = ("skip", "coefficient")
+
+
+def problem_from_record(record: Any, pid: str, topic: str, symbolic: str = "skip") -> Problem:
+    """One SciBench record as a quantity problem. A unit that is a symbolic expression (`$m l^2$`) raises
+    UnitError with `symbolic="skip"`; with `symbolic="coefficient"` the problem asks for the number that
+    multiplies it, as SciBench grades it (a plain gold, `extra["unit_symbolic"]` the LaTeX): not unit-checked."""
     from prosfi.quant import extract_givens
     from prosfi.quant.units import format_number
+
+    if symbolic not in SYMBOLIC_MODES:
+        raise ValueError(f"symbolic must be one of {SYMBOLIC_MODES}, got {symbolic!r}")
 
     if not isinstance(record, dict):
         raise ValueError("not a JSON object")
@@ -143,8 +152,17 @@ def problem_from_record(record: Any, pid: str, topic: str) -> Problem:
         number = Fraction(raw)
     except (ValueError, ZeroDivisionError):
         raise ValueError(f"answer_number {raw!r} is not a number") from None
-    scale, unit = latex_unit(str(record.get("unit") or ""))
+    coefficient_of = ""
+    try:
+        scale, unit = latex_unit(str(record.get("unit") or ""))
+    except UnitError as exc:
+        if symbolic != "coefficient" or "symbolic" not in str(exc):
+            raise
+        scale, unit, coefficient_of = Fraction(1), "", str(record.get("unit")).strip()
     question = plain_question(text)
+    if coefficient_of:
+        question = question if question.endswith((".", "?", "!")) else question + "."
+        question += f" Give the answer as the number that multiplies ${coefficient_of.strip('$ ')}$."
     try:
         givens = [{"id": g.id, "value": g.value, "unit": g.unit, "text": g.text, "start": g.start, "end": g.end}
                   for g in extract_givens(question)]
@@ -155,13 +173,18 @@ def problem_from_record(record: Any, pid: str, topic: str) -> Problem:
         id=pid, kind="quantity", premises=[], source="scibench", question=question, givens=givens,
         target={"name": "answer", "unit": unit}, answer={"value": value, "unit": unit}, difficulty=topic,
         extra={"tolerance": dict(SCIBENCH_TOLERANCE), "latex": text.strip(),
-               "problemid": str(record.get("problemid", "")).strip(), "unit_latex": str(record.get("unit", "")).strip()},
+               "problemid": str(record.get("problemid", "")).strip(), "unit_latex": str(record.get("unit", "")).strip(),
+               **({"unit_symbolic": coefficient_of} if coefficient_of else {})},
     )
 
 
-def load_scibench(path: str | Path, limit: int | None = None, skipped: list | None = None) -> list[Problem]:
+def load_scibench(path: str | Path, limit: int | None = None, skipped: list | None = None,
+                  symbolic: str = "skip") -> list[Problem]:
     """Problems from one SciBench JSON file (ids `scibench-<file stem>-NNNN` by position); records that
-    cannot be read (symbolic units, non-numeric answers) go to `skipped` as (index, reason)."""
+    cannot be read (symbolic units unless `symbolic="coefficient"`, non-numeric answers) go to `skipped` as
+    (index, reason)."""
+    if symbolic not in SYMBOLIC_MODES:
+        raise ValueError(f"symbolic must be one of {SYMBOLIC_MODES}, got {symbolic!r}")
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -175,7 +198,7 @@ def load_scibench(path: str | Path, limit: int | None = None, skipped: list | No
         if limit is not None and len(out) >= limit:
             break
         try:
-            out.append(problem_from_record(rec, f"scibench-{topic}-{i:04d}", topic))
+            out.append(problem_from_record(rec, f"scibench-{topic}-{i:04d}", topic, symbolic))
         except ValueError as exc:
             if skipped is not None:
                 skipped.append((i, str(exc)))
