@@ -139,14 +139,10 @@ DOLLARS = Problem.from_dict({
     "target": {"name": "income", "unit": "USD"}, "answer": {"value": "18", "unit": "USD"}})
 
 
-LEAD_CHAIN = pytest.mark.xfail(strict=True, reason="waits for the lead's chain rewrite: the chain establishes the "
-                               "answer with final_matches_gold (0.25 vs 25 percent), not the answer vs the last step")
-
-
-@pytest.mark.parametrize("answer", ["25 percent", "25%", pytest.param("25", marks=LEAD_CHAIN), "The answer is: 25%",
-                                    "**25%**"])
+@pytest.mark.parametrize("answer", ["25 percent", "25%", "25", "The answer is: 25%", "**25%**"])
 def test_a_percentage_gold_chain_earns_the_top_reward(answer):
-    """A chain computing 0.25 for a percent target, answered `25%` or (after the lead's change) `25`."""
+    """A chain computing 0.25 for a percent target, answered `25%` or `25` (the chain's value is compared with
+    the gold, 0.25 == 25 percent; the answer with the gold in its unit)."""
     assert _score(PERCENT, [{"id": "s1", "expr": "g2 / g1", "value": 0.25, "unit": ""}], answer) == 1.0
 
 
