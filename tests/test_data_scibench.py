@@ -89,6 +89,15 @@ def test_plain_units_are_units_not_symbols(latex, scale, unit):
     assert latex_unit(latex) == (Fraction(scale), unit)
 
 
+def test_degree_signs_in_questions_are_units():
+    from prosfi.quant import extract_givens
+
+    question = plain_question("at $30^{\\circ}$ north, $25^{\\circ} \\mathrm{C}$ and $20{ }^{\\circ} \\mathrm{C}$, $42^{\\circ} \\mathrm{N}$")
+    assert question == "at 30° north, 25°C and 20°C, 42° N"
+    assert [(g.value, g.unit) for g in extract_givens(question)] == [("30", "degree"), ("25", "degC"), ("20", "degC"),
+                                                                     ("42", "degree")]
+
+
 def test_micro_is_the_prefix_not_atomic_mass_units():
     from prosfi.quant import parse_quantity
 

@@ -121,6 +121,9 @@ def plain_question(latex: str) -> str:
     """Problem text with inline LaTeX units and scientific notation made readable (`$2.0 \\mathrm{~kg}$` ->
     `2.0 kg`, `7 \\times 10^4` -> `7e4`), for the prompt and for extracting givens."""
     t = re.sub(r"(\d)\s*\\times\s*10\s*\^\s*\{?\s*([-−]?\d+)\s*\}?", r"\1e\2", latex)
+    # `30^{\circ}` -> 30°, `25^{\circ} \mathrm{C}` -> 25°C (the givens read ° as degree, °C as degC)
+    t = re.sub(r"(?:\{\s*\})?\s*\^\s*\{?\s*\\circ\s*\}?(?:\s*(?:\\mathrm\s*\{\s*~?\s*([CF])\s*\}|([CF])\b))?",
+               lambda m: "°" + (m.group(1) or m.group(2) or ""), t)
     t = _strip_latex(re.sub(r"\\mu(?![A-Za-z])", "μ", _join_micro(t, "μ")))
     t = re.sub(r"\^\s*\{\s*([^{}]*)\}", r"^\1", t)
     t = re.sub(r"(?<=[A-Za-z)])\s+\^", "^", t)  # `\mathrm{m}^2` -> "m^2", not "m ^2"
