@@ -191,11 +191,24 @@ def _unit_info_cached(text: str) -> UnitInfo:
     return UnitInfo(text, scale, Fraction(0), dims)
 
 
+_UNKNOWN_UNITS: dict[str, QuantError] = {}  # refused unit texts (answers such as `18 eggs` repeat them)
+MAX_UNKNOWN_UNITS = 4096
+
+
 def unit_info(text: str) -> UnitInfo:
     """The UnitInfo of a unit text; QuantError("error") for an unknown unit, ("bound") for a huge one."""
     if not isinstance(text, str):
         raise QuantError(f"a unit must be a string, not {type(text).__name__}")
-    return _unit_info_cached(normalise_unit_text(text))
+    key = normalise_unit_text(text)
+    known = _UNKNOWN_UNITS.get(key)
+    if known is not None:
+        raise QuantError(str(known), known.kind)
+    try:
+        return _unit_info_cached(key)
+    except QuantError as exc:
+        if len(_UNKNOWN_UNITS) < MAX_UNKNOWN_UNITS:
+            _UNKNOWN_UNITS[key] = exc
+        raise
 
 
 def parse_unit(text: str):
