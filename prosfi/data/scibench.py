@@ -29,13 +29,14 @@ _LATEX_WORDS = {
 }
 
 
-# Outside `\mathrm{}` a single letter is read as a unit only when it is one of these SI symbols (SciBench writes
-# `$N$`, `$C$`, `N `, ` m`, `in terms of $e$`); any other letter is a variable (`$m l^2$`, `$H$`, `$R$`, `$L$`).
+# Outside `\mathrm{}` a single letter is read as a unit only when it is one of these SI symbols (SciBench
+# writes `$N$`, `$C$`, `N `, ` m`, `in terms of $e$`); any other letter is a variable (`$m l^2$`, `$L$`).
 _BARE_UNIT_LETTERS = frozenset("m s J N C W V A K e".split())
 # Counting nouns in a unit (`$10^{10} \text{ electrons; }$`): the answer is a plain number.
-_COUNT_WORDS = frozenset("electron electrons proton protons neutron neutrons atom atoms molecule molecules photon "
-                         "photons particle particles nucleus nuclei ion ions".split())
-_HAT = re.compile(r"\\hat\s*\{\s*(?:\\mathrm\s*\{[^{}]*\}|[^{}]*)\s*\}")  # unit vectors: `N \hat{\mathrm{i}}` is N
+_COUNT_WORDS = frozenset("electron electrons proton protons neutron neutrons atom atoms molecule molecules "
+                         "photon photons particle particles nucleus nuclei ion ions".split())
+# unit vectors: `N \hat{\mathrm{i}}` is N
+_HAT = re.compile(r"\\hat\s*\{\s*(?:\\mathrm\s*\{[^{}]*\}|[^{}]*)\s*\}")
 _MICRO_MARKED = re.compile(r"\\mu\s*\\(?:mathrm|text|rm)\s*\{\s*~?\s*")  # `\mu \mathrm{C}`: one unit, uC
 _MICRO_BARE = re.compile(r"\\mu\s*(?=[A-Za-z])")  # `\mu C`
 
@@ -138,7 +139,8 @@ SYMBOLIC_MODES = ("skip", "coefficient")
 def problem_from_record(record: Any, pid: str, topic: str, symbolic: str = "skip") -> Problem:
     """One SciBench record as a quantity problem. A unit that is a symbolic expression (`$m l^2$`) raises
     UnitError with `symbolic="skip"`; with `symbolic="coefficient"` the problem asks for the number that
-    multiplies it, as SciBench grades it (a plain gold, `extra["unit_symbolic"]` the LaTeX): not unit-checked."""
+    multiplies it, as SciBench grades it (a plain gold, `extra["unit_symbolic"]` the LaTeX): not
+    unit-checked."""
     from prosfi.quant import extract_givens
     from prosfi.quant.units import format_number
 
@@ -176,7 +178,8 @@ def problem_from_record(record: Any, pid: str, topic: str, symbolic: str = "skip
         id=pid, kind="quantity", premises=[], source="scibench", question=question, givens=givens,
         target={"name": "answer", "unit": unit}, answer={"value": value, "unit": unit}, difficulty=topic,
         extra={"tolerance": dict(SCIBENCH_TOLERANCE), "latex": text.strip(),
-               "problemid": str(record.get("problemid", "")).strip(), "unit_latex": str(record.get("unit", "")).strip(),
+               "problemid": str(record.get("problemid", "")).strip(),
+               "unit_latex": str(record.get("unit", "")).strip(),
                **({"unit_symbolic": coefficient_of} if coefficient_of else {})},
     )
 

@@ -86,8 +86,8 @@ UNIT_ABBREVIATIONS = {
         g/cm^3 km/s m/min mi/h J/s USD C mC uC nC
     """.split()},
     "ml": "mL", "lbs": "lb", "°C": "degC", "°F": "degF", "℃": "degC", "Ω": "ohm", "kΩ": "kohm",
-    "µC": "uC", "μC": "uC", "um": "um", "us": "us", "nm": "nm", "pm": "pm", "fm": "fm", "ns": "ns", "pC": "pC",
-    "fC": "fC", "eV": "eV", "keV": "keV", "MeV": "MeV", "GeV": "GeV",
+    "µC": "uC", "μC": "uC", "um": "um", "us": "us", "nm": "nm", "pm": "pm", "fm": "fm", "ns": "ns",
+    "pC": "pC", "fC": "fC", "eV": "eV", "keV": "keV", "MeV": "MeV", "GeV": "GeV",
     "m/s²": "m/s^2",
     "m²": "m^2", "m³": "m^3", "cm²": "cm^2", "cm³": "cm^3", "°": "degree",
 }

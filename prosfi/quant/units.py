@@ -143,7 +143,8 @@ def _screen(text: str) -> None:
     if _CHAINED.search(text):
         raise QuantError(f"unit {text!r}: chained exponents")
     for m in _DIGITS.finditer(text):
-        if m.group() == "1" and _RECIPROCAL.match(text, m.start()) and text[:m.start()].rstrip()[-1:] in ("", "(", "*"):
+        before = text[:m.start()].rstrip()[-1:]
+        if m.group() == "1" and _RECIPROCAL.match(text, m.start()) and before in ("", "(", "*"):
             continue  # the 1 of a reciprocal: "1/h", "USD * 1/h"
         if not _EXPONENT.search(text[:m.start()]):
             raise QuantError(f"unit {text!r}: a number in a unit is only allowed as an exponent (m**2)")

@@ -61,16 +61,20 @@ _WORDS = {**UNIT_WORDS, "usd": "USD", "bucks": "USD", "percent": "percent", "pct
 _PREFIX = re.compile(
     r"^(?:(?:so|thus|therefore|hence)\s*,?\s*)?(?:the\s+)?(?:final\s+)?(?:answer|result|ans)(?:\s+is)?\s*[:=\-–—]?\s*",
     re.IGNORECASE)
+_ABOUT = re.compile(r"^(?:≈|~|=|\\approx|(?:approximately|approx\.|about|around|roughly|exactly)\s)\s*",
+                    re.IGNORECASE)
 _NAME_EQUALS = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,15}\s*=\s*(?=[-+−$\d.])")
 _BOLD = re.compile(r"(?<![A-Za-z0-9)\]])\*\*|\*\*(?![-+(]?\d)")  # markdown bold, not the exponent of `s**-1`
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _LATEX_TEXT = re.compile(r"\\(?:mathrm|text|textrm|mbox|operatorname|rm)\s*\{\s*~?\s*([^{}]*)\}")
 _FRAC = re.compile(r"\\d?frac\s*\{\s*([-+]?\d+(?:\.\d+)?)\s*\}\s*\{\s*(\d+(?:\.\d+)?)\s*\}")
-_SCI = re.compile(r"(\d)\s*(?:\\times|×|x|\*|\\cdot|·)\s*10\s*(?:\^|\*\*)\s*\{?\s*\(?\s*([-+−]?\s*\d{1,3})\s*\)?\s*\}?")
+_SCI = re.compile(r"(\d)\s*(?:\\times|×|x|\*|\\cdot|·)\s*10\s*(?:\^|\*\*)"
+                  r"\s*\{?\s*\(?\s*([-+−]?\s*\d{1,3})\s*\)?\s*\}?")
+_WORDED = re.compile(r"(?P<q>[-+−]?\$?\s*[\d.,]+(?:[eE][-+]?\d+)?(?:\s*/\s*\d+)?\s*%?)\s+(?P<u>[A-Za-z .]+)")
 _CONNECTIVES = {"or", "and", "to", "plus", "minus", "times", "than", "nor", "but", "versus", "vs", "between",
                 "over", "under", "x", "per"}
-_PER_TAIL = re.compile(r"(?P<q>.*?\d[^/]*?)(?:\s*/\s*|\s+(?:per|an?)\s+)(?P<per>[A-Za-z][A-Za-z'’-]*)|(?P<each>.*?\d.*?)\s+each",
-                       re.IGNORECASE)
+_PER_TAIL = re.compile(r"(?P<q>.*?\d[^/]*?)(?:\s*/\s*|\s+(?:per|an?)\s+)(?P<per>[A-Za-z][A-Za-z'’-]*)"
+                       r"|(?P<each>.*?\d.*?)\s+each", re.IGNORECASE)
 _NOUN_TAIL = re.compile(r"(?P<q>.*?\d\.?)\s+(?P<words>[A-Za-z][A-Za-z'’-]*(?:\s+[A-Za-z][A-Za-z'’-]*){0,2})")
 
 
@@ -104,8 +108,7 @@ def _strip_wrapping(body: str) -> str:
             body = body[1:-1]  # inline math `$18$`; a leading `$` alone is the currency sign
         body = _PREFIX.sub("", body, count=1)
         body = _NAME_EQUALS.sub("", body, count=1)
-        body = re.sub(r"^(?:≈|~|=|\\approx|(?:approximately|approx\.|about|around|roughly|exactly)\s)\s*", "", body,
-                      flags=re.IGNORECASE)
+        body = _ABOUT.sub("", body)
         body = re.sub(r"\s*[.!;]+$", "", body)
     return body.strip()
 
@@ -139,7 +142,7 @@ def _plain_math(body: str) -> str:
 def _unit_words(body: str) -> str | None:
     """`540 meters` -> `540 m`, `5 miles per hour` -> `5 mi/h`, `18 US dollars` -> `18 USD`; None when a word
     after the number is not a unit word."""
-    m = re.fullmatch(r"(?P<q>[-+−]?\$?\s*[\d.,]+(?:[eE][-+]?\d+)?(?:\s*/\s*\d+)?\s*%?)\s+(?P<u>[A-Za-z .]+)", body)
+    m = _WORDED.fullmatch(body)
     if m is None:
         return None
     out = []
@@ -162,11 +165,13 @@ def read_answer(text: str) -> QuantityAnswer:
         return QuantityAnswer(reason=f"answer is not text ({type(text).__name__})")
     given = text.strip()
     if len(given) > MAX_ANSWER_CHARS:
-        return QuantityAnswer(text=given[:MAX_ANSWER_CHARS], reason=f"answer longer than {MAX_ANSWER_CHARS} characters")
+        return QuantityAnswer(text=given[:MAX_ANSWER_CHARS],
+                              reason=f"answer longer than {MAX_ANSWER_CHARS} characters")
     body = _strip_wrapping(given)
     inner = _unbox(body)
     if inner is None:
-        return QuantityAnswer(text=given, reason=f"answer {_clip(given)!r} is not one quantity: not one \\boxed{{}}")
+        return QuantityAnswer(text=given,
+                              reason=f"answer {_clip(given)!r} is not one quantity: not one \\boxed{{}}")
     return _read_body(_strip_wrapping(_plain_math(_strip_wrapping(inner))), given)
 
 
@@ -185,10 +190,10 @@ def _read_rate(body: str, given: str) -> QuantityAnswer | None:
     except QuantError:
         info = None
     if info is None or info.dims == DIMENSIONLESS:  # `per egg`, `each`: no unit to divide by
-        return QuantityAnswer(value=amount.value, text=given, noun=f"per {per}" if per else "each", amount=amount)
-    return QuantityAnswer(value=make_value(amount.value.magnitude_in(), f"{amount.value.unit or ''}/{unit}".lstrip("/")
-                                           if amount.value.unit else f"1/{unit}"),
-                          text=given, amount=amount)
+        return QuantityAnswer(value=amount.value, text=given, noun=f"per {per}" if per else "each",
+                              amount=amount)
+    rate_unit = f"{amount.value.unit}/{unit}" if amount.value.unit else f"1/{unit}"
+    return QuantityAnswer(value=make_value(amount.value.magnitude_in(), rate_unit), text=given, amount=amount)
 
 
 def _read_body(body: str, given: str, rates: bool = True) -> QuantityAnswer:
@@ -292,7 +297,8 @@ def answer_tolerance(problem: Problem) -> Tolerance:
     """The problem's one answer tolerance (`extra["tolerance"]`: `rel`, `sigfigs`), relative to the gold's
     magnitude: no absolute floor unless the problem sets one, so a gold near 1e-19 C does not accept `0 C`."""
     raw = problem.extra.get("tolerance") if isinstance(problem.extra, dict) else None
-    kwargs: dict[str, Any] = {k: v for k, v in raw.items() if k in _TOLERANCE_FIELDS} if isinstance(raw, dict) else {}
+    kwargs: dict[str, Any] = ({k: v for k, v in raw.items() if k in _TOLERANCE_FIELDS}
+                              if isinstance(raw, dict) else {})
     if "abs_eps" in _TOLERANCE_FIELDS:
         kwargs.setdefault("abs_eps", 0.0)
     try:
