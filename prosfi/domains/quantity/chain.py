@@ -29,7 +29,8 @@ from typing import Any
 from prosfi.chain import REJECTED, ChainConfig, ChainResult, StepResult
 from prosfi.data.problem import Problem
 from prosfi.data.quant_gold import constant_context
-from prosfi.domains.quantity.answer import QuantityAnswer, answer_tolerance, gold_value, matches
+from prosfi.domains.quantity.answer import (QuantityAnswer, _as_written, _plain_gold, answer_tolerance,
+                                            gold_value, matches)
 from prosfi.domains.quantity.steps import QuantityStep, claimed_value
 from prosfi.quant import QuantError, Tolerance, close_enough, evaluate, parse_expr, parse_quantity
 from prosfi.quant.check import compute
@@ -701,6 +702,8 @@ def _final_matches(gold: Value, final: Value, problem: Problem, tol: Tolerance) 
         if abs(x - y) <= tol.rel * max(abs(y), tol.abs_eps):
             return True, ""
         return False, f"wrong value: expected {format_value(gold, unit)}, got {format_value(final, unit)}"
+    if _plain_gold(unit) and (not final.dimensionless or final.unit):
+        final = _as_written(final)  # a plain gold (a GSM8K count) is the number the chain shows: 18 USD -> 18
     ok, why = close_enough(gold, final, tol)
     if not ok and unit.strip() in ("percent", "%") and final.dimensionless:
         ok = close_enough(Value(gold.mag * 100 if isinstance(gold.mag, Fraction) else float(gold.mag) * 100),
