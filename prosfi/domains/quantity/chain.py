@@ -269,7 +269,8 @@ class QuantityChainCheck:
                  rules: QuantityRules | None = None) -> None:
         self.problem, self.steps, self.claim, self.config = problem, tuple(steps), claim, config
         self.state, self.establish = state, establish
-        self.rules = rules or getattr(config, "quantity", None) or DEFAULT_RULES
+        reader = getattr(config, "quantity_rules", None)  # ChainConfig's quantity_* keys (recipes, CLI flags)
+        self.rules = rules or (reader(DEFAULT_RULES) if callable(reader) else None) or DEFAULT_RULES
 
     def key(self) -> tuple:
         return (id(self.problem), id(self.config), id(self.state), self.establish, self.steps,
