@@ -301,6 +301,13 @@ def test_rate_claims_read_as_units(claim, unit):
     assert v.dims == unit_info(unit).dims
 
 
+@pytest.mark.parametrize("unit,text", [("$", "USD"), ("usd", "USD"), ("Usd", "USD"), ("$/h", "USD/h"), ("1/$", "1/USD")])
+def test_dollar_spellings_in_a_unit_field(unit, text):
+    """GSM8K writes `$`; models write `usd`: a step's unit field reads them as USD."""
+    assert unit_info(unit).text == text and unit_info(unit).dims == unit_info(text).dims
+    assert check_quantity({"n": "9", "p": "$2"}, expr="n * p", claim={"value": 18, "unit": "$"}).status == Status.VALID
+
+
 def test_rate_claims_check_valid():
     assert check_quantity({"n": "30", "t": "2 h"}, expr="n / t", claim="15 / h").status == Status.VALID
     assert check_quantity({"n": "400", "c": "2 USD"}, expr="n / c", claim="200 1/USD").status == Status.VALID

@@ -121,14 +121,17 @@ _EXPONENT = re.compile(r"(?:\*\*|\^)\s*\(?\s*-?\s*$")
 _CHAINED = re.compile(r"(?:\*\*|\^)\s*\(?\s*-?\s*\d+(?:\.\d+)?\s*\)?\s*(?:\*\*|\^)")
 _DIMENSIONLESS_WORDS = {"", "1", "dimensionless", "none", "count", "counts"}
 _RECIPROCAL = re.compile(r"1\s*/")
+_USD_SPELLINGS = re.compile(r"\$|(?<![A-Za-z])usd(?![A-Za-z])", re.IGNORECASE)  # a step's unit "$", "usd", "$/h"
 
 
 def normalise_unit_text(text: str) -> str:
-    """Unicode spellings to Pint's (`°C`, `Ω`, `²`, the micro sign and Greek mu, both code points, as `u`) and
-    a rate written with a bare slash (`/ h`, as in the claim `15 / h`) as a reciprocal (`1/ h`)."""
+    """Unicode spellings to Pint's (`°C`, `Ω`, `²`, the micro sign and Greek mu, both code points, as `u`), the
+    dollar written `$` or `usd` (GSM8K's notation in a step's unit) as `USD`, and a rate written with a bare
+    slash (`/ h`, as in the claim `15 / h`) as a reciprocal (`1/h`)."""
     t = text.strip()
     for a, b in _NORMALISE:
         t = t.replace(a, b)
+    t = _USD_SPELLINGS.sub("USD", t)
     if t.startswith("/"):
         t = "1/" + t[1:].strip()
     return _MONEY_UNITS.get(t.lower(), t)
