@@ -58,6 +58,11 @@ def main(argv: list[str] | None = None) -> int:
         module = importlib.import_module(module_name)
         parser = argparse.ArgumentParser(prog=f"prosfi {name}", description=help_text)
         module.add_arguments(parser)
+        describe_subcommands(parser)
+        own_help = getattr(module, "help_parser", None)  # `prosfi eval compare --help`: compare's own options
+        if own_help is not None and ("-h" in rest or "--help" in rest) and own_help(rest) is not None:
+            own_help(rest).print_help()
+            return 0
         args = parser.parse_args(rest)
         from prosfi.usage import clobbered_input
 
@@ -65,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         if refusal is not None:
             print(f"prosfi {name}: {refusal}", file=sys.stderr)
             return 2
+        quiet_library_noise()
         _one_line_warnings()
         return int(module.run(args) or 0)
     except KeyboardInterrupt:  # Ctrl-C outside a stage that saves on it (prosfi train does): one line
@@ -82,6 +88,42 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(message, file=sys.stderr)
         return 2
+
+
+# Library messages about the libraries themselves, which no prosfi user can act on: transformers 5 reports
+# TRL's own use of gradient checkpointing as deprecated (`prm train`, `eval --recipe`, `train`); DeepSpeed,
+# imported by accelerate and TRL, logs to stdout that it found no GPU (stdout carries a dry run's YAML).
+LIBRARY_NOISE = r"`(is_)?gradient_checkpointing(_enable|_disable)?` is deprecated"
+DEEPSPEED_NOISE = "Setting accelerator to CPU"
+
+
+def quiet_library_noise() -> None:
+    """Silence LIBRARY_NOISE (FutureWarning) and DeepSpeed's no-GPU line, and nothing else: a deprecation the
+    user's recipe causes is the user's business and still shows."""
+    import logging
+
+    warnings.filterwarnings("ignore", message=LIBRARY_NOISE, category=FutureWarning)
+    ds = logging.getLogger("DeepSpeed")  # the logger DeepSpeed creates on import: the same object
+    if not any(getattr(f, "prosfi_noise", False) for f in ds.filters):
+        class _NoGpuLine(logging.Filter):
+            prosfi_noise = True
+
+            def filter(self, record: logging.LogRecord) -> bool:
+                return not str(record.getMessage()).startswith(DEEPSPEED_NOISE)
+
+        ds.addFilter(_NoGpuLine())
+
+
+def describe_subcommands(parser: argparse.ArgumentParser) -> None:
+    """Give every sub-subcommand's parser (`prosfi data kk`, `prosfi prm train`) its one-line help as the
+    description, so its --help starts with what it does, not with a bare list of options."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help for a in action._choices_actions}
+            for choice, sub in action.choices.items():
+                if sub.description is None and helps.get(choice):
+                    sub.description = helps[choice][0].upper() + helps[choice][1:] + "."
+                describe_subcommands(sub)
 
 
 def _one_line_warnings() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from prosfi.cli import main
-from prosfi.data import kk, pqa_gen, physics
+from prosfi.data import kk, physics, pqa_gen
 from prosfi.data.problem import read_problems
 from prosfi.eval.sources import load_source
 

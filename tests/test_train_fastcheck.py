@@ -25,8 +25,9 @@ print(json.dumps([rc, sorted(m for m in ("trl", "transformers", "torch") if m in
 
 
 def _run(tmp_path, *argv):
-    proc = subprocess.run([sys.executable, "-c", PROBE, "train", *argv], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    proc = subprocess.run([sys.executable, "-c", PROBE, "train", *argv], check=False, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     rc, imported = json.loads(proc.stdout.strip().splitlines()[-1])
     return rc, imported, proc.stderr.strip()
 

@@ -209,6 +209,23 @@ def _default_output(args: argparse.Namespace) -> Path:
     return Path("runs") / "eval" / (name.replace("/", "_") or "eval")
 
 
+def help_parser(rest: list[str]) -> argparse.ArgumentParser | None:
+    """`prosfi eval compare --help`: a parser of compare's own options (None: eval's full help)."""
+    if not rest or rest[0] != "compare":
+        return None
+    parser = argparse.ArgumentParser(prog="prosfi eval compare", description="Compare earlier evaluations "
+                                     "(`prosfi eval -o DIR` folders, or a training run's eval_before/eval_after) side by side: "
+                                     "each run's difference from the first with a paired bootstrap interval, and plots.")
+    parser.add_argument("dirs", nargs="+", metavar="DIR", help="evaluation folders, two or more")
+    parser.add_argument("-o", "--output", default=None, help="output folder for the comparison")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="write into an output folder that already holds files (they are replaced)")
+    parser.add_argument("--bootstrap", type=int, default=None, help="bootstrap resamples (default: 10000)")
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    parser.add_argument("--wandb", action="store_true", help="also log the comparison to wandb")
+    return parser
+
+
 def run(args: argparse.Namespace) -> int:
     if args.compare:
         if args.compare[0] != "compare":
@@ -345,5 +362,16 @@ def _seed_hint(generations, ids) -> str:
     return "; " + note.split("; not scored; ", 1)[1] if "; not scored; " in note else ""
 
 
-__all__ = ["add_arguments", "add_generation_arguments", "resumes_from_cache", "add_source_arguments", "generation_config",
-           "generator_from_args", "held_out_notes", "no_problems", "prompt_settings", "run", "sources_from_args"]
+__all__ = [
+    "add_arguments",
+    "add_generation_arguments",
+    "add_source_arguments",
+    "generation_config",
+    "generator_from_args",
+    "held_out_notes",
+    "no_problems",
+    "prompt_settings",
+    "resumes_from_cache",
+    "run",
+    "sources_from_args",
+]

@@ -38,7 +38,14 @@ def known_keys() -> set[str] | None:
 def quick_refusal(recipe: str | None, overrides: list[str]) -> str | None:
     """The one-line reason `prosfi train RECIPE OVERRIDES` cannot run, when it can be told without importing
     the training stack; None when nothing is wrong that can be seen here."""
-    from prosfi.train.recipe import RecipeError, _override_pairs, _unknown, flatten, load_yaml, normalise_overrides
+    from prosfi.train.recipe import (
+        RecipeError,
+        _override_pairs,
+        _unknown,
+        flatten,
+        load_yaml,
+        normalise_overrides,
+    )
 
     try:
         config: dict[str, Any] = {}
