@@ -52,7 +52,8 @@ def test_recipe_typos_and_bad_yaml_are_quick(tmp_path):
     (tmp_path / "bad.yaml").write_text("foo: [\n")
     assert "did you mean learning_rate" in quick_refusal(str(tmp_path / "typo.yaml"), [])
     assert "not valid YAML at line 2" in quick_refusal(str(tmp_path / "bad.yaml"), [])
-    assert "no config.json" in quick_refusal(None, ["--model_name_or_path", str(tmp_path)])
+    assert "no model at ./nope" in quick_refusal(None, ["--model_name_or_path", "./nope"])  # the full check's words
+    assert quick_refusal(None, ["--model_name_or_path", "./nope", "--tiny_model_if_absent", "true"]) is None
     (tmp_path / "a_file").write_text("")
     assert "is a file" in quick_refusal(None, ["--output_dir", str(tmp_path / "a_file")])
 

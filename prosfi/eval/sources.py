@@ -12,7 +12,8 @@ Spec grammar (repeatable on the command line; see `SPEC_HELP`):
                                  own role words (saints/sinners, heroes/villains, …)
     folio:FILE                   FOLIO JSONL (premises-FOL / conclusion-FOL / label), see prosfi.data.folio
     gsm8k:FILE                   GSM8K's public JSONL (question / answer with `#### N`); group (gsm8k, None)
-    physics:easy | physics:easy,hard   generated physics problems with units per difficulty (easy medium hard)
+    physics:easy | physics:easy,hard   generated physics problems with units per difficulty (easy medium hard;
+                                 physics:demo is the quantity CPU demo's task, for its model on fresh draws)
     gsm_symbolic:N               N GSM-Symbolic problems from reasoning-gym (`count` when N is omitted)
     scibench:FILE                a SciBench JSON file (problem_text / answer_number / LaTeX unit)
     toy | toy:1..3 | toy:2,shuffled  the CPU demo's toy rule chains by number of rules (default 1, the demo's
@@ -46,6 +47,7 @@ SPEC_HELP = ("problem source, repeatable: a problems JSONL path (or jsonl:PATH);
              "(reasoning-gym GSM-Symbolic); scibench:FILE (SciBench JSON); toy or toy:1..3 "
              "(the CPU demo's rule chains, held out from its training; toy:1,shuffled for shuffled premises)")
 PHYSICS_DIFFICULTIES = ("easy", "medium", "hard")
+PHYSICS_LEVELS = PHYSICS_DIFFICULTIES + ("demo",)  # physics:demo: the quantity CPU demo's task, fresh draws
 
 FOL_DIFFICULTIES = ("easy", "medium", "hard", "extra")
 GROUP_KEY = "eval_group"  # Problem.extra key holding [source, difficulty] once a Source has loaded it
@@ -218,9 +220,10 @@ def _quantity_source(kind: str, spec: str, rest: str, per_group: int, limit: int
         from prosfi.data.physics import generate
 
         levels = [x.strip() for x in (rest or ",".join(PHYSICS_DIFFICULTIES)).split(",") if x.strip()]
-        bad = [x for x in levels if x not in PHYSICS_DIFFICULTIES]
+        bad = [x for x in levels if x not in PHYSICS_LEVELS]
         if bad or not levels:
-            raise SpecError(f"physics:{rest}: difficulties are {', '.join(PHYSICS_DIFFICULTIES)} (comma-separated)")
+            raise SpecError(f"physics:{rest}: difficulties are {', '.join(PHYSICS_DIFFICULTIES)} (comma-separated), "
+                            "or demo (the quantity CPU demo's task)")
         for level in levels:
             src.problems += _tag(generate(level, per_group, seed), "physics", level)
     else:

@@ -71,15 +71,18 @@ def quick_refusal(recipe: str | None, overrides: list[str]) -> str | None:
 
 
 def _path_refusal(values: dict[str, Any]) -> str | None:
-    from prosfi.usage import check_model_path
+    from types import SimpleNamespace
+
+    from prosfi.train.preflight import check_model_path  # the full check's own rule and words
+    from prosfi.train.recipe import RecipeError
 
     model = values.get("model_name_or_path")
     flag = values.get("tiny_model_if_absent", False)
     builds = flag is True or str(flag).lower() in ("true", "1", "yes", "")  # a bare --flag is ''
-    if isinstance(model, str) and model and not builds:  # the demos build their tiny model when it is absent
+    if isinstance(model, str) and model:  # the demos build their tiny model when it is absent
         try:
-            check_model_path(model, "model_name_or_path")
-        except ValueError as exc:
+            check_model_path(SimpleNamespace(tiny_model_if_absent=builds), SimpleNamespace(model_name_or_path=model))
+        except RecipeError as exc:
             return str(exc)
     path = values.get("dataset_path")
     if values.get("dataset") == "jsonl" and isinstance(path, str) and path and not os.path.isfile(path):
