@@ -81,6 +81,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="bootstrap resamples (default: 1000; `eval compare`: 10000)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--wandb", action="store_true", help="also log the summary, table and plots to wandb")
+    parser.add_argument("--held-out-only", action="store_true",
+                        help="with --recipe: leave out problems equal to one the recipe trains on (GRPO or SFT) "
+                        "and repeats, so only fresh problems are scored (e.g. the quantity demo's, physics:demo)")
     j = parser.add_argument_group("LLM judge (off by default)")
     j.add_argument("--judge-endpoint", default=None, help="OpenAI-compatible URL of the judge model")
     j.add_argument("--judge-model", default=None, help="the judge's served model name")
@@ -283,6 +286,11 @@ def _run_eval(args: argparse.Namespace) -> int:
     vcfg = verifier_config(args)
     with Verifier(vcfg) as verifier:
         sources = sources_from_args(args, verifier=verifier)
+        if getattr(args, "held_out_only", False):
+            if not args.recipe:
+                raise ValueError("--held-out-only needs --recipe (the run whose training problems to leave out)")
+            for s in sources:
+                s.notes += keep_held_out(s, trained_problems(args.recipe))
         problems = [p for s in sources for p in s.problems]
         if not problems:
             raise ValueError(no_problems(sources))
@@ -334,17 +342,45 @@ def _generation_info(args: argparse.Namespace) -> dict[str, Any]:
             "max_new_tokens": args.max_new_tokens, "seed": args.seed, "recipe": args.recipe}
 
 
+def trained_problems(recipe: str) -> list:
+    """The problems a recipe's run trains on: GRPO's, and the SFT warm-up's when it has one (a small generated
+    space, like the quantity demo's, is mostly covered by the warm-up)."""
+    from prosfi.train.problems import from_script_args
+    from prosfi.train.recipe import resolve
+
+    script = resolve(recipe, [], dry_run=True).script
+    problems = list(from_script_args(script))
+    if getattr(script, "sft", False):
+        from prosfi.train.sft import sft_problems
+
+        problems += sft_problems(script)
+    return problems
+
+
+def keep_held_out(source, training: Sequence) -> list[str]:
+    """`--held-out-only`: drop from `source` the problems equal to a training problem, and repeats of one
+    content; the note says how many remain."""
+    from prosfi.eval.sources import content_key
+
+    seen = {content_key(p) for p in training}
+    kept = []
+    for p in source.problems:
+        key = content_key(p)
+        if key not in seen:
+            seen.add(key)
+            kept.append(p)
+    dropped, source.problems = len(source.problems) - len(kept), kept
+    return [f"--held-out-only: {len(kept)} problems never trained on ({dropped} trained on or repeated, left out)"]
+
+
 def held_out_notes(problems: Sequence, recipe: str | None) -> list[str]:
     """A warning when evaluated problems equal (premises and goal) a recipe's training problems."""
     if not recipe:
         return []
     from prosfi.eval.sources import overlap
-    from prosfi.train.problems import from_script_args
-    from prosfi.train.recipe import resolve
 
-    script = resolve(recipe, [], dry_run=True).script
     try:
-        training = from_script_args(script)
+        training = trained_problems(recipe)
     except Exception as exc:  # noqa: BLE001 - a hub dataset not reachable here: say so, do not fail
         return [f"held-out check skipped: cannot rebuild the training problems of {recipe} ({exc})"]
     shared = overlap(problems, training)
