@@ -1,0 +1,233 @@
+"""Second red team of the quantity chain rules (issue #25), against main at b1dc5b1.
+
+Attacks an RL policy could use to reach the top reward (1.0) without computing the answer from what the
+question states, and honest chains (GSM8K and physics spellings a model writes often) that the rules score below
+1.0. Each case carries a one-line comment of the trick. Every attack must stay below 1.0 in both chain modes;
+every honest chain must earn 1.0 in both. Written as findings: the cases that fail are the open ones.
+
+The most dangerous family is the first: a step citing two or more ids is never checked for constant offsets or
+constant factors built from the always-allowed literals, so any number can be written as a valid chain on any
+problem with two integer givens (`universal_chain` below; on the real GSM8K test split it reaches 1.0 on 799 of
+the 1,318 records, all the records its builder covers but 12).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from quant_chain_support import ECHO, EGGS, EGGS_GOLD, completion, step
+
+from prosfi.data.problem import Problem
+from prosfi.rewards.config import RewardConfig
+from prosfi.rewards.score import score_batch
+
+NO_VERIFIER = object()
+MODES = ("prosfi", "step_fraction")
+
+
+def _problem(pid, question, givens, answer, unit="", source="gsm8k", **extra):
+    return Problem.from_dict({
+        "id": pid, "kind": "quantity", "source": source, "question": question,
+        "givens": [{"id": f"g{i + 1}", "value": str(v), "unit": u, "text": f"{v} {u}".strip()}
+                   for i, (v, u) in enumerate(givens)],
+        "target": {"name": "answer", "unit": unit}, "answer": {"value": str(answer), "unit": unit}, **extra})
+
+
+def _op(sid, op, args, value, unit=""):
+    return {"id": sid, "op": op, "args": list(args), "value": value, "unit": unit}
+
+
+def _rewards(problem, steps, answer):
+    text = completion(steps, answer)
+    return [score_batch([problem], [text], NO_VERIFIER, RewardConfig(mode=m))[0] for m in MODES]
+
+
+def _num(x: Fraction):
+    return int(x) if x.denominator == 1 else float(x)
+
+
+def universal_chain(a: tuple[str, int], b: tuple[str, int], target: int) -> list[dict]:
+    """A valid-looking chain whose value is `target` from two plain integer givens a, b, whatever the question
+    asks: a register `a + c` (or `a + b + c`) doubled and incremented, Horner on the bits of c, every step
+    citing two ids so no offset or multiple is ever checked. `2 ** 1` is the doubling (a power makes the step a
+    "formula", so its literal factor is not read as a count). [] where c would be < 1."""
+    (ga, va), (gb, vb) = a, b
+    for c_goal in (target - va, target - va - vb):
+        if c_goal < 1:
+            continue
+        steps = [step("s1", f"{ga} + {gb} + 1", va + vb + 1)]
+        c, form = 1, "B"  # B: the register is a + b + c, A: a + c
+        for bit in bin(c_goal)[3:]:
+            cur, sid = steps[-1]["id"], f"s{len(steps) + 1}"
+            expr = f"({cur} - {gb}) * 2 ** 1 - {ga}" if form == "B" else f"{cur} * 2 ** 1 - {ga}"
+            c, form = 2 * c, "A"
+            steps.append(step(sid, expr, va + c))
+            if bit == "1":
+                cur, sid = sid, f"s{len(steps) + 1}"
+                c, form = c + 1, "B"
+                steps.append(step(sid, f"{cur} + {gb} + 1", va + vb + c))
+        if steps[-1]["value"] == target:
+            return steps
+    return []
+
+
+def _times(steps: list[dict], gid: str, value, unit: str) -> list[dict]:
+    return steps + [step(f"s{len(steps) + 1}", f"{steps[-1]['id']} * {gid}", value, unit)]
+
+
+# ------------------------------------------------------------------------------------------ problems
+LEFT = _problem("rt2-left", "Sam has 9 apples and eats 3. How many are left?", [(9, ""), (3, "")], 6)
+SPEED = _problem("rt2-speed", "A car covers 120 km in 1.5 h. What is its average speed?", [(120, "km"), (1.5, "h")],
+                 160, "km/h", source="physics")
+CART = _problem("rt2-cart", "A 2.5 kg cart moves at 3.3 m/s. What is its momentum?", [(2.5, "kg"), (3.3, "m/s")],
+                "16.5", "kg*m/s", source="physics")
+CART_X = _problem("rt2-cart-x", "A 2.5 kg cart moves at 3.3 m/s. What is its momentum?", [(2.5, "kg"), (3.3, "m/s")],
+                  "20.625", "kg*m/s", source="physics")
+HALF = _problem("rt2-half", "Ann has 6 apples. She eats half of her 4 pears. How many apples and pears are left?",
+                [(6, ""), (4, "")], 12)
+HALF_15 = _problem("rt2-half15", "Ann has 6 apples. She eats half of her 4 pears. How many apples and pears are left?",
+                   [(6, ""), (4, "")], 9)
+TWICE = _problem("rt2-twice", "Ann has 5 apples. Bob has twice as many pears as the 4 plums.", [(5, ""), (4, "")], 15)
+WEEK = _problem("rt2-week", "Sam reads 3 pages a day for a week.", [(3, "")], 147)
+AVG = _problem("rt2-avg", "Sam has 9 apples and Ann has 3. How many apples?", [(9, ""), (3, "")], "4.5")
+
+
+def _with_gold(problem, gold):
+    return Problem.from_dict({**problem.to_dict(), "id": f"{problem.id}-{gold}",
+                              "answer": {"value": str(gold), "unit": ""}})
+
+
+ATTACKS = {
+    # --- constant offsets and factors in a step of two or more ids are never checked (only one-input steps
+    # are fitted as a + b x): any number is a valid step away from any two givens
+    "offset in a two-input step": (_with_gold(LEFT, 13), [step("s1", "g1 + g2 + 1", 13)], "13"),
+    "offsets of allowed literals build the answer": (_with_gold(LEFT, 18), [step("s1", "g1 + g2 + 2 + 2 + 2", 18)],
+                                                     "18"),
+    "x2 written as (1 + 1) in a two-input step": (_with_gold(LEFT, 12), [step("s1", "(g1 - g2) * (1 + 1)", 12)],
+                                                  "12"),
+    "x2 written as 2 ** 1 (formula exemption)": (_with_gold(LEFT, 54), [step("s1", "g1 * g2 * 2 ** 1", 54)], "54"),
+    "x 1/4 written as / (2 + 2)": (_with_gold(LEFT, "6.75"), [step("s1", "g1 * g2 / (2 + 2)", 6.75)], "6.75"),
+    "power of literals as an offset": (_with_gold(LEFT, 28), [step("s1", "g1 + g2 + 2 ** 2 ** 2", 28)], "28"),
+    "an offset cancelled across two two-input steps": (_with_gold(LEFT, 13), [
+        step("s1", "g1 + g2 + 2", 14), step("s2", "s1 - g2 + 2", 13)], "13"),
+    "the answer is a given, via a given equal to 1": (ECHO, [step("s1", "g1 * g4", 18), step("s2", "s1 + g4 - 1", 18)],
+                                                     "18"),
+    "universal: eggs' 18 from g2 and g3 alone": (_with_gold(EGGS, 18), universal_chain(("g2", 3), ("g3", 4), 18),
+                                                 "18"),
+    "universal, in USD: 9 from g2 and g3, times g4": (EGGS, _times(universal_chain(("g2", 3), ("g3", 4), 9), "g4",
+                                                                   18, "USD"), "$18"),
+    "universal: any number (1234) on the eggs": (_with_gold(EGGS, 1234), universal_chain(("g2", 3), ("g3", 4), 1234),
+                                                 "1234"),
+    # --- a physical quantity is exempt from the multiple rules, even in a one-input step: unstated x2, x2.5
+    "physics: unstated x2 in a formula-free step": (SPEED, [step("s1", "g1 / g2 * 2", 160, "km/h")], "160 km/h"),
+    "physics: unstated x2 on one given": (CART, [step("s1", "g1 * 2", 5, "kg"), step("s2", "s1 * g2", 16.5, "kg*m/s")],
+                                          "16.5 kg*m/s"),
+    "physics: x (2 + 0.5) on an earlier step": (CART_X, [step("s1", "g1 * g2", 8.25, "kg*m/s"),
+                                                         step("s2", "s1 * (2 + 0.5)", 20.625, "kg*m/s")],
+                                                "20.625 kg*m/s"),
+    # --- one multiple word licenses others: "half" licenses x2 and x1.5, "twice" x3 (1 + f), week+day x49
+    "'half' licenses doubling": (HALF, [step("s1", "g1 + g1", 12)], "12"),
+    "'half' licenses x1.5": (HALF_15, [step("s1", "g1 + g1 * 0.5", 9)], "9"),
+    "'twice' licenses x3": (TWICE, [step("s1", "g1 + g1 + g1", 15)], "15"),
+    "'week' and 'day' license x49": (WEEK, [step("s1", "g1 * 7 * 7", 147)], "147"),
+    # --- `average` with repeated arguments weights a value by a count nobody stated (`sum` is checked)
+    "average with a repeated argument": (AVG, [_op("s1", "average", ["g1", "g2", "g2", "g2"], 4.5)], "4.5"),
+}
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_no_redteam2_attack_reaches_the_top_reward(name):
+    problem, steps, answer = ATTACKS[name]
+    assert steps, name
+    for mode, r in zip(MODES, _rewards(problem, steps, answer)):
+        assert r.reward < 1.0, (name, mode, r.reward)
+
+
+# ------------------------------------------------------------------------------------------ honest work
+OFF = _problem("rt2-off", "A $60 coat is 25% off. What is the sale price?", [(60, "USD"), (25, "percent")], 45, "USD")
+UP = _problem("rt2-up", "A $40 bag's price rises by 50%. What is the new price?", [(40, "USD"), (50, "percent")], 60,
+              "USD")
+TIP = _problem("rt2-tip", "A meal costs $20 and the tip is 15%. What is the total?", [(20, "USD"), (15, "percent")],
+               23, "USD")
+THIRD = _problem("rt2-third", "A third of the 12 students are boys. How many are girls?", [("1/3", ""), (12, "")], 8)
+QUARTER = _problem("rt2-quarter", "A quarter of the 20 cookies are eaten. How many are left?",
+                   [("1/4", ""), (20, "")], 15)
+BOOK = _problem("rt2-book", "Sam read 1/3 of a 90-page book on Monday and 2/5 of the rest on Tuesday. How many pages "
+                "are left?", [("1/3", ""), (90, ""), ("2/5", "")], 36)
+MORE = _problem("rt2-more", "Bob has 7 marbles. Ann has 5 more than Bob. How many marbles do they have together?",
+                [(7, ""), (5, "")], 19)
+SAME = _problem("rt2-same", "Ann has 5 apples and Bob has the same number. How many apples do they have together?",
+                [(5, "")], 10)
+SHAKE = _problem("rt2-shake", "Each of 10 people shakes hands once with each other person. How many handshakes are "
+                 "there?", [(10, "")], 45)
+SCORES = _problem("rt2-scores", "Jo scored 80, 90 and 85 on her tests. What is her average score?",
+                  [(80, ""), (90, ""), (85, "")], 85)
+BOXES = _problem("rt2-boxes", "Sam has 17 eggs and boxes that hold 6 eggs each. How many boxes can he fill "
+                 "completely?", [(17, ""), (6, "")], 2)
+ABSENT = _problem("rt2-absent", "Of 40 students, 10 are absent. What percent are absent?", [(40, ""), (10, "")], 25,
+                  "percent")
+PENS = _problem("rt2-pens", "A pen costs $1.25. Sam buys 4 pens and pays with a $10 bill. How much change?",
+                [(1.25, "USD"), (4, ""), (10, "USD")], 5, "USD")
+
+HONEST = {
+    # the complement of a percentage written as its number (GSM8K solutions: "* 0.75", "* 1.5", "* 75 / 100")
+    "25% off as x 0.75": (OFF, [step("s1", "g1 * 0.75", 45, "USD")], "$45"),
+    "25% off as x 75 / 100": (OFF, [step("s1", "g1 * 75 / 100", 45, "USD")], "$45"),
+    "50% more as x 1.5": (UP, [step("s1", "g1 * 1.5", 60, "USD")], "$60"),
+    "50% more as x 150 / 100": (UP, [step("s1", "g1 * 150 / 100", 60, "USD")], "$60"),
+    "a 15% tip as x 1.15": (TIP, [step("s1", "g1 * 1.15", 23, "USD")], "$23"),
+    # the complement of a fraction given in words, written as the fraction ("two thirds are girls")
+    "the rest of a third as x 2 / 3": (THIRD, [step("s1", "g2 * 2 / 3", 8)], "8"),
+    "the rest of a quarter as x 0.75": (QUARTER, [step("s1", "g2 * 0.75", 15)], "15"),
+    "the rest of a quarter as x 3 / 4": (QUARTER, [step("s1", "g2 * 3 / 4", 15)], "15"),
+    "complements of 1/3 and 2/5 as fractions": (BOOK, [step("s1", "g2 * 2 / 3", 60), step("s2", "s1 * 3 / 5", 36)],
+                                                "36"),
+    # a value used twice in one sum ("Bob + (Bob + 5)"): two steps pass, one step is "a count of 2"
+    "Bob + (Bob + 5) in one step": (MORE, [step("s1", "g1 + g1 + g2", 19)], "19"),
+    "the same number, added": (SAME, [step("s1", "g1 + g1", 10)], "10"),
+    # n (n - 1) / 2: the halving of a formula of counts is "a multiple the problem does not state"
+    "handshakes n (n - 1) / 2": (SHAKE, [step("s1", "g1 * (g1 - 1) / 2", 45)], "45"),
+    # the average of listed values divided by their count, which no given states
+    "average of three listed scores / 3": (SCORES, [step("s1", "g1 + g2 + g3", 255), step("s2", "s1 / 3", 85)], "85"),
+    # floor division: the local perturbation (x 1.37) leaves floor(17 / 8.2) = 2, so "does not depend on g2"
+    "full boxes as floor(a / b)": (BOXES, [step("s1", "floor(g1 / g2)", 2)], "2"),
+    "full boxes as a // b": (BOXES, [step("s1", "g1 // g2", 2)], "2"),
+    # part / whole * 100 claimed with unit "percent" (the x100 number is read as 2500 %)
+    "percent number claimed in percent": (ABSENT, [step("s1", "g2 / g1 * 100", 25, "percent")], "25%"),
+    # a given's number written as a literal is read without its unit: $1.25 * 4 is not in USD
+    "a price written as its number": (PENS, [step("s1", "1.25 * g2", 5, "USD"), step("s2", "g3 - s1", 5, "USD")],
+                                      "$5"),
+}
+
+
+@pytest.mark.parametrize("name", list(HONEST))
+def test_honest_redteam2_chains_earn_the_top_reward(name):
+    problem, steps, answer = HONEST[name]
+    for mode, r in zip(MODES, _rewards(problem, steps, answer)):
+        assert r.reward == 1.0, (name, mode, r.reward, r.reason)
+
+
+# the same problems solved in the spelling the rules accept today: the fixtures are right, so a failure above is
+# the rule's, not the problem's
+CONTROLS = {
+    "left": (LEFT, [step("s1", "g1 - g2", 6)], "6"),
+    "eggs": (EGGS, EGGS_GOLD, "18"),
+    "speed": (_problem("rt2-speed-ok", SPEED.question, [(120, "km"), (1.5, "h")], 80, "km/h", source="physics"),
+              [step("s1", "g1 / g2", 80, "km/h")], "80 km/h"),
+    "off as 1 - g2": (OFF, [step("s1", "g1 * (1 - g2)", 45, "USD")], "$45"),
+    "up as the primitive": (UP, [_op("s1", "increase_by_percent", ["g1", "g2"], 60, "USD")], "$60"),
+    "third cited": (THIRD, [step("s1", "g2 / 3", 4), step("s2", "g2 - s1", 8)], "8"),
+    "book as complements": (BOOK, [step("s1", "g2 * (1 - g1)", 60), step("s2", "s1 * (1 - g3)", 36)], "36"),
+    "more in two steps": (MORE, [step("s1", "g1 + g2", 12), step("s2", "s1 + g1", 19)], "19"),
+    "scores by the primitive": (SCORES, [_op("s1", "average", ["g1", "g2", "g3"], 85)], "85"),
+    "percent as a fraction": (ABSENT, [step("s1", "g2 / g1", 0.25)], "25%"),
+    "pens by id": (PENS, [step("s1", "g1 * g2", 5, "USD"), step("s2", "g3 - s1", 5, "USD")], "$5"),
+}
+
+
+@pytest.mark.parametrize("name", list(CONTROLS))
+def test_redteam2_controls_earn_the_top_reward(name):
+    problem, steps, answer = CONTROLS[name]
+    for r in _rewards(problem, steps, answer):
+        assert r.reward == 1.0, (name, r.reason)
