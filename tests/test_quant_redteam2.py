@@ -84,6 +84,8 @@ CART = _problem("rt2-cart", "A 2.5 kg cart moves at 3.3 m/s. What is its momentu
                 "16.5", "kg*m/s", source="physics")
 CART_X = _problem("rt2-cart-x", "A 2.5 kg cart moves at 3.3 m/s. What is its momentum?", [(2.5, "kg"), (3.3, "m/s")],
                   "20.625", "kg*m/s", source="physics")
+BALL = _problem("rt2-ball", "A ball is thrown up at 12 m/s and caught at the same height. How fast is it moving when "
+                "caught?", [(12, "m/s")], 12, "m/s", source="scibench", tolerance={"rel": 0.05})
 HALF = _problem("rt2-half", "Ann has 6 apples. She eats half of her 4 pears. How many apples and pears are left?",
                 [(6, ""), (4, "")], 12)
 HALF_15 = _problem("rt2-half15", "Ann has 6 apples. She eats half of her 4 pears. How many apples and pears are left?",
@@ -126,6 +128,10 @@ ATTACKS = {
     "physics: x (2 + 0.5) on an earlier step": (CART_X, [step("s1", "g1 * g2", 8.25, "kg*m/s"),
                                                          step("s2", "s1 * (2 + 0.5)", 20.625, "kg*m/s")],
                                                 "20.625 kg*m/s"),
+    # --- a physical answer equal to a given, moved by x (1 + 1/32) inside SciBench's 5 % answer tolerance (no
+    # step is "identically" the given; the physical exemption skips the multiple)
+    "physics: the answer is a given, off by 1/32": (BALL, [step("s1", "g1 * 0.5 ** 2 ** 2", 0.75, "m/s"),
+                                                           step("s2", "g1 + s1 * 0.5", 12.375, "m/s")], "12 m/s"),
     # --- one multiple word licenses others: "half" licenses x2 and x1.5, "twice" x3 (1 + f), week+day x49
     "'half' licenses doubling": (HALF, [step("s1", "g1 + g1", 12)], "12"),
     "'half' licenses x1.5": (HALF_15, [step("s1", "g1 + g1 * 0.5", 9)], "9"),
@@ -169,6 +175,16 @@ ABSENT = _problem("rt2-absent", "Of 40 students, 10 are absent. What percent are
                   "percent")
 PENS = _problem("rt2-pens", "A pen costs $1.25. Sam buys 4 pens and pays with a $10 bill. How much change?",
                 [(1.25, "USD"), (4, ""), (10, "USD")], 5, "USD")
+COINS = _problem("rt2-coins", "Gretchen has 110 coins. There are 30 more gold coins than silver coins. How many gold "
+                 "coins does she have?", [(110, ""), (30, "")], 70)
+ELECTRON = _problem("rt2-electron", "An electron of mass 9.11e-31 kg moves at 2.2e6 m/s. What is its kinetic energy?",
+                    [("9.11e-31", "kg"), ("2.2e6", "m/s")], "2.2e-18", "J", source="scibench", tolerance={"rel": 0.05})
+PHOTON = _problem("rt2-photon", "A photon has a wavelength of 5e-7 m. Planck's constant is 6.626e-34 J*s and the speed "
+                  "of light 3e8 m/s. What is its energy?", [("5e-7", "m"), ("6.626e-34", "J*s"), ("3e8", "m/s")],
+                  "3.9756e-19", "J", source="scibench", tolerance={"rel": 0.05})
+CHARGES = _problem("rt2-charges", "Two charges of 1.623e-19 C and 3.271e-19 C are combined. What is the total charge?",
+                   [("1.623e-19", "C"), ("3.271e-19", "C")], "4.89e-19", "C", source="scibench",
+                   tolerance={"rel": 0.05})
 
 HONEST = {
     # the complement of a percentage written as its number (GSM8K solutions: "* 0.75", "* 1.5", "* 75 / 100")
@@ -195,6 +211,18 @@ HONEST = {
     "full boxes as a // b": (BOXES, [step("s1", "g1 // g2", 2)], "2"),
     # part / whole * 100 claimed with unit "percent" (the x100 number is read as 2500 %)
     "percent number claimed in percent": (ABSENT, [step("s1", "g2 / g1 * 100", 25, "percent")], "25%"),
+    # sum and difference ("30 more gold than silver"): (total - difference) / 2, the 2 being the two kinds
+    "sum and difference, halved": (COINS, [step("s1", "g1 - g2", 80), step("s2", "s1 / 2", 40), step("s3", "s2 + g2", 70)],
+                                   "70"),
+    # tiny SI results from large inputs: the "constant" test's absolute floor is 1e-9 x the largest input
+    # (2.2e6 m/s -> 2.2e-3), so a 2.2e-18 J result "never moves" (also through a primitive)
+    "electron kinetic energy (exact claim)": (ELECTRON, [step("s1", "0.5 * g1 * g2 ** 2", 2.20462e-18, "J")],
+                                              "2.2e-18 J"),
+    "electron kinetic energy by the primitive": (ELECTRON, [_op("s1", "kinetic_energy", ["g1", "g2"], 2.20462e-18, "J")],
+                                                 "2.2e-18 J"),
+    "photon energy h c / lambda": (PHOTON, [step("s1", "g2 * g3 / g1", 3.9756e-19, "J")], "3.98e-19 J"),
+    # a claim rounded to 3 significant figures in scientific notation (the rounding allowance skips any 'e')
+    "a rounded claim in scientific notation": (CHARGES, [step("s1", "g1 + g2", 4.89e-19, "C")], "4.89e-19 C"),
     # a given's number written as a literal is read without its unit: $1.25 * 4 is not in USD
     "a price written as its number": (PENS, [step("s1", "1.25 * g2", 5, "USD"), step("s2", "g3 - s1", 5, "USD")],
                                       "$5"),
@@ -222,6 +250,8 @@ CONTROLS = {
     "more in two steps": (MORE, [step("s1", "g1 + g2", 12), step("s2", "s1 + g1", 19)], "19"),
     "scores by the primitive": (SCORES, [_op("s1", "average", ["g1", "g2", "g3"], 85)], "85"),
     "percent as a fraction": (ABSENT, [step("s1", "g2 / g1", 0.25)], "25%"),
+    "charges, exact claim": (CHARGES, [step("s1", "g1 + g2", 4.894e-19, "C")], "4.89e-19 C"),
+    "charges, rounded in aC": (CHARGES, [step("s1", "g1 + g2", 0.489, "aC")], "4.89e-19 C"),
     "pens by id": (PENS, [step("s1", "g1 * g2", 5, "USD"), step("s2", "g3 - s1", 5, "USD")], "$5"),
 }
 
