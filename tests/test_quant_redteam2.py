@@ -86,6 +86,8 @@ CART_X = _problem("rt2-cart-x", "A 2.5 kg cart moves at 3.3 m/s. What is its mom
                   "20.625", "kg*m/s", source="physics")
 BALL = _problem("rt2-ball", "A ball is thrown up at 12 m/s and caught at the same height. How fast is it moving when "
                 "caught?", [(12, "m/s")], 12, "m/s", source="scibench", tolerance={"rel": 0.05})
+BALL_SI = _problem("rt2-ball-si", BALL.question, [(12, "m/s")], 12, "m * s**-1", source="scibench",
+                   tolerance={"rel": 0.05})
 HALF = _problem("rt2-half", "Ann has 6 apples. She eats half of her 4 pears. How many apples and pears are left?",
                 [(6, ""), (4, "")], 12)
 HALF_15 = _problem("rt2-half15", "Ann has 6 apples. She eats half of her 4 pears. How many apples and pears are left?",
@@ -121,6 +123,13 @@ ATTACKS = {
                                                                    18, "USD"), "$18"),
     "universal: any number (1234) on the eggs": (_with_gold(EGGS, 1234), universal_chain(("g2", 3), ("g3", 4), 1234),
                                                  "1234"),
+    # --- a one-input step that is not a + b x of its input (a square, a root) is never checked for an offset or a
+    # multiple, so it hides both; a square then its root doubles a given with no word for it
+    "sqrt(g) + 3 reaches the answer from one given": (LEFT, [step("s1", "sqrt(g1) + 2 + 1", 6)], "6"),
+    "sqrt(g) * 2 (formula exemption, one input)": (LEFT, [step("s1", "sqrt(g1) * 2", 6)], "6"),
+    "a square plus an offset": (_with_gold(LEFT, 11), [step("s1", "g2 ** 2 + 2", 11)], "11"),
+    "a square times (1 + 1)": (_with_gold(LEFT, 18), [step("s1", "g2 ** 2 * (1 + 1)", 18)], "18"),
+    "square, then 2 x its root": (LEFT, [step("s1", "g2 ** 2", 9), step("s2", "sqrt(s1) * 2", 6)], "6"),
     # --- a physical quantity is exempt from the multiple rules, even in a one-input step: unstated x2, x2.5
     "physics: unstated x2 in a formula-free step": (SPEED, [step("s1", "g1 / g2 * 2", 160, "km/h")], "160 km/h"),
     "physics: unstated x2 on one given": (CART, [step("s1", "g1 * 2", 5, "kg"), step("s2", "s1 * g2", 16.5, "kg*m/s")],
@@ -132,6 +141,9 @@ ATTACKS = {
     # step is "identically" the given; the physical exemption skips the multiple)
     "physics: the answer is a given, off by 1/32": (BALL, [step("s1", "g1 * 0.5 ** 2 ** 2", 0.75, "m/s"),
                                                            step("s2", "g1 + s1 * 0.5", 12.375, "m/s")], "12 m/s"),
+    # --- the conversion-question exemption compares unit texts: SciBench's `m * s**-1` is not "m/s", so the last
+    # step may restate a given in the same unit
+    "conversion exemption by a respelled unit": (BALL_SI, [step("s1", "g1", 12, "m * s**-1")], "12 m/s"),
     # --- one multiple word licenses others: "half" licenses x2 and x1.5, "twice" x3 (1 + f), week+day x49
     "'half' licenses doubling": (HALF, [step("s1", "g1 + g1", 12)], "12"),
     "'half' licenses x1.5": (HALF_15, [step("s1", "g1 + g1 * 0.5", 9)], "9"),
