@@ -273,3 +273,11 @@ def test_redteam2_controls_earn_the_top_reward(name):
     problem, steps, answer = CONTROLS[name]
     for r in _rewards(problem, steps, answer):
         assert r.reward == 1.0, (name, r.reason)
+
+
+def test_step_fraction_gives_a_right_answer_one_or_the_floor():
+    """docs/quantity.md ("Rewards"): with taint and rule 6, step_fraction is 1.0 or 0.3 for a right answer; a
+    rejected step off the path (an ungrounded literal, or unused) still earns 0.3 + 0.7 * 2/3 today."""
+    for extra in (step("s0", "g1 * 9", 144), step("s0", "g1 + g2", 19)):
+        r = _rewards(EGGS, [extra] + EGGS_GOLD, "18")[1]
+        assert r.answer_correct and r.reward in (pytest.approx(0.3), 1.0), (extra, r.reward)
