@@ -72,6 +72,33 @@ def universal_chain(a: tuple[str, int], b: tuple[str, int], target: int) -> list
     return []
 
 
+def one_given_chain(gid: str, value: int, target: int) -> list[dict]:
+    """A chain of one-input steps only (it survives a fix of the two-input case) whose value is `target` >= value:
+    a square, then its root times 0.5, m times (value / 2^m), then a square, then its root times 2 plus a bit, m
+    times (value + c for any 0 <= c < 2^m). A step `sqrt(s) * 2 + 1` is not a + b x of s, so neither the x2
+    nor the + 1 is looked at."""
+    c = target - value
+    m = max(1, c.bit_length())
+    steps: list[dict] = []
+    cur, r = gid, Fraction(value)
+
+    def add(expr: str, val: Fraction) -> None:
+        nonlocal cur
+        sid = f"s{len(steps) + 1}"
+        steps.append(step(sid, expr.replace("X", cur), _num(val)))
+        cur = sid
+
+    for _ in range(m):
+        add("X ** 2", r * r)
+        r /= 2
+        add("sqrt(X) * 0.5", r)
+    for bit in bin(c)[2:].rjust(m, "0"):
+        add("X ** 2", r * r)
+        r = 2 * r + int(bit)
+        add("sqrt(X) * 2" + (" + 1" if bit == "1" else ""), r)
+    return steps
+
+
 def _times(steps: list[dict], gid: str, value, unit: str) -> list[dict]:
     return steps + [step(f"s{len(steps) + 1}", f"{steps[-1]['id']} * {gid}", value, unit)]
 
@@ -130,6 +157,8 @@ ATTACKS = {
     "a square plus an offset": (_with_gold(LEFT, 11), [step("s1", "g2 ** 2 + 2", 11)], "11"),
     "a square times (1 + 1)": (_with_gold(LEFT, 18), [step("s1", "g2 ** 2 * (1 + 1)", 18)], "18"),
     "square, then 2 x its root": (LEFT, [step("s1", "g2 ** 2", 9), step("s2", "sqrt(s1) * 2", 6)], "6"),
+    "universal, one given, one-input steps only: 100 from Sam's 9": (_with_gold(LEFT, 100),
+                                                                    one_given_chain("g1", 9, 100), "100"),
     # --- a physical quantity is exempt from the multiple rules, even in a one-input step: unstated x2, x2.5
     "physics: unstated x2 in a formula-free step": (SPEED, [step("s1", "g1 / g2 * 2", 160, "km/h")], "160 km/h"),
     "physics: unstated x2 on one given": (CART, [step("s1", "g1 * 2", 5, "kg"), step("s2", "s1 * g2", 16.5, "kg*m/s")],
