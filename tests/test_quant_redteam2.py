@@ -226,6 +226,10 @@ PHOTON = _problem("rt2-photon", "A photon has a wavelength of 5e-7 m. Planck's c
 CHARGES = _problem("rt2-charges", "Two charges of 1.623e-19 C and 3.271e-19 C are combined. What is the total charge?",
                    [("1.623e-19", "C"), ("3.271e-19", "C")], "4.89e-19", "C", source="scibench",
                    tolerance={"rel": 0.05})
+BALL_G = _problem("rt2-ball-g", "A 500 g ball moves at 3 m/s. What is its kinetic energy?", [(500, "g"), (3, "m/s")],
+                  "2.25", "J", source="physics")
+CAR = _problem("rt2-car", "A car moves at 72 km/h for 30 minutes. How far does it go, in meters?",
+               [(72, "km/h"), (30, "min")], 36000, "m", source="physics")
 
 HONEST = {
     # the complement of a percentage written as its number (GSM8K solutions: "* 0.75", "* 1.5", "* 75 / 100")
@@ -262,6 +266,12 @@ HONEST = {
     "electron kinetic energy by the primitive": (ELECTRON, [_op("s1", "kinetic_energy", ["g1", "g2"], 2.20462e-18, "J")],
                                                  "2.2e-18 J"),
     "photon energy h c / lambda": (PHOTON, [step("s1", "g2 * g3 / g1", 3.9756e-19, "J")], "3.98e-19 J"),
+    # a unit conversion written as its own step first ("500 g = 0.5 kg"): it "restates g1" and taints the rest
+    "convert to SI, then the formula": (BALL_G, [_op("s1", "convert", ["g1", "kg"], 0.5, "kg"),
+                                                 _op("s2", "kinetic_energy", ["s1", "g2"], 2.25, "J")], "2.25 J"),
+    "convert both givens, then multiply": (CAR, [_op("s1", "convert", ["g1", "m/s"], 20, "m/s"),
+                                                 _op("s2", "convert", ["g2", "s"], 1800, "s"),
+                                                 step("s3", "s1 * s2", 36000, "m")], "36000 m"),
     # a claim rounded to 3 significant figures in scientific notation (the rounding allowance skips any 'e')
     "a rounded claim in scientific notation": (CHARGES, [step("s1", "g1 + g2", 4.89e-19, "C")], "4.89e-19 C"),
     # a given's number written as a literal is read without its unit: $1.25 * 4 is not in USD
@@ -293,6 +303,8 @@ CONTROLS = {
     "percent as a fraction": (ABSENT, [step("s1", "g2 / g1", 0.25)], "25%"),
     "charges, exact claim": (CHARGES, [step("s1", "g1 + g2", 4.894e-19, "C")], "4.89e-19 C"),
     "charges, rounded in aC": (CHARGES, [step("s1", "g1 + g2", 0.489, "aC")], "4.89e-19 C"),
+    "car in one step": (CAR, [step("s1", "g1 * g2", 36000, "m")], "36000 m"),
+    "ball without the conversion": (BALL_G, [_op("s1", "kinetic_energy", ["g1", "g2"], 2.25, "J")], "2.25 J"),
     "pens by id": (PENS, [step("s1", "g1 * g2", 5, "USD"), step("s2", "g3 - s1", 5, "USD")], "$5"),
 }
 
