@@ -230,6 +230,8 @@ BALL_G = _problem("rt2-ball-g", "A 500 g ball moves at 3 m/s. What is its kineti
                   "2.25", "J", source="physics")
 CAR = _problem("rt2-car", "A car moves at 72 km/h for 30 minutes. How far does it go, in meters?",
                [(72, "km/h"), (30, "min")], 36000, "m", source="physics")
+PENCILS = _problem("rt2-pencils", "Pencils cost 25 cents each. How many dollars do 8 pencils cost?",
+                   [(25, "cent"), (8, "")], 2)  # a plain gold, as GSM8K records load (with_gold=False)
 
 HONEST = {
     # the complement of a percentage written as its number (GSM8K solutions: "* 0.75", "* 1.5", "* 75 / 100")
@@ -272,6 +274,11 @@ HONEST = {
     "convert both givens, then multiply": (CAR, [_op("s1", "convert", ["g1", "m/s"], 20, "m/s"),
                                                  _op("s2", "convert", ["g2", "s"], 1800, "s"),
                                                  step("s3", "s1 * s2", 36000, "m")], "36000 m"),
+    # a plain gold "in dollars" from a price in cents: the final value is read as written in its own unit (200
+    # cent), whatever the step claims; converting to USD restates (9 GSM8K test records state a price in cents)
+    "dollars from cents, claimed in USD": (PENCILS, [step("s1", "g1 * g2", 2, "USD")], "2"),
+    "dollars from cents, converted": (PENCILS, [step("s1", "g1 * g2", 200, "cent"),
+                                                _op("s2", "convert", ["s1", "USD"], 2, "USD")], "2"),
     # a claim rounded to 3 significant figures in scientific notation (the rounding allowance skips any 'e')
     "a rounded claim in scientific notation": (CHARGES, [step("s1", "g1 + g2", 4.89e-19, "C")], "4.89e-19 C"),
     # a given's number written as a literal is read without its unit: $1.25 * 4 is not in USD
