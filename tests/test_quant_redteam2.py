@@ -115,6 +115,8 @@ BALL = _problem("rt2-ball", "A ball is thrown up at 12 m/s and caught at the sam
                 "caught?", [(12, "m/s")], 12, "m/s", source="scibench", tolerance={"rel": 0.05})
 BALL_SI = _problem("rt2-ball-si", BALL.question, [(12, "m/s")], 12, "m * s**-1", source="scibench",
                    tolerance={"rel": 0.05})
+FACTOR = _problem("rt2-factor", "A car goes from 2 m/s to 8 m/s. By what factor did its speed grow?",
+                  [(2, "m/s"), (8, "m/s")], 4, "", source="scibench", tolerance={"rel": 0.05})
 HALF = _problem("rt2-half", "Ann has 6 apples. She eats half of her 4 pears. How many apples and pears are left?",
                 [(6, ""), (4, "")], 12)
 HALF_15 = _problem("rt2-half15", "Ann has 6 apples. She eats half of her 4 pears. How many apples and pears are left?",
@@ -173,6 +175,11 @@ ATTACKS = {
     # --- the conversion-question exemption compares unit texts: SciBench's `m * s**-1` is not "m/s", so the last
     # step may restate a given in the same unit
     "conversion exemption by a respelled unit": (BALL_SI, [step("s1", "g1", 12, "m * s**-1")], "12 m/s"),
+    # --- a plain gold (a ratio) is matched by the number a final value shows in its own unit, of any dimension:
+    # 4 m/s for "by what factor"
+    "plain gold met by a speed": (FACTOR, [step("s1", "g2 - g1 * 2", 4, "m/s")], "4"),
+    "plain gold met by a geometric mean of speeds": (FACTOR, [step("s1", "g2 * g1", 16, "m**2/s**2"),
+                                                              step("s2", "sqrt(s1)", 4, "m/s")], "4"),
     # --- one multiple word licenses others: "half" licenses x2 and x1.5, "twice" x3 (1 + f), week+day x49
     "'half' licenses doubling": (HALF, [step("s1", "g1 + g1", 12)], "12"),
     "'half' licenses x1.5": (HALF_15, [step("s1", "g1 + g1 * 0.5", 9)], "9"),
@@ -312,6 +319,7 @@ CONTROLS = {
     "charges, rounded in aC": (CHARGES, [step("s1", "g1 + g2", 0.489, "aC")], "4.89e-19 C"),
     "car in one step": (CAR, [step("s1", "g1 * g2", 36000, "m")], "36000 m"),
     "ball without the conversion": (BALL_G, [_op("s1", "kinetic_energy", ["g1", "g2"], 2.25, "J")], "2.25 J"),
+    "factor as a ratio": (FACTOR, [step("s1", "g2 / g1", 4)], "4"),
     "pens by id": (PENS, [step("s1", "g1 * g2", 5, "USD"), step("s2", "g3 - s1", 5, "USD")], "$5"),
 }
 
