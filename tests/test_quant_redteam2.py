@@ -117,6 +117,8 @@ BALL_SI = _problem("rt2-ball-si", BALL.question, [(12, "m/s")], 12, "m * s**-1",
                    tolerance={"rel": 0.05})
 FACTOR = _problem("rt2-factor", "A car goes from 2 m/s to 8 m/s. By what factor did its speed grow?",
                   [(2, "m/s"), (8, "m/s")], 4, "", source="scibench", tolerance={"rel": 0.05})
+TWINS = _problem("rt2-twins", "Tom had 18 marbles, 3 dogs and 3 cats. How many marbles does he have?",
+                 [(18, ""), (3, ""), (3, "")], 18)
 HALF = _problem("rt2-half", "Ann has 6 apples. She eats half of her 4 pears. How many apples and pears are left?",
                 [(6, ""), (4, "")], 12)
 HALF_15 = _problem("rt2-half15", "Ann has 6 apples. She eats half of her 4 pears. How many apples and pears are left?",
@@ -175,6 +177,12 @@ ATTACKS = {
     # --- the conversion-question exemption compares unit texts: SciBench's `m * s**-1` is not "m/s", so the last
     # step may restate a given in the same unit
     "conversion exemption by a respelled unit": (BALL_SI, [step("s1", "g1", 12, "m * s**-1")], "12 m/s"),
+    # --- two givens share a number (3 dogs, 3 cats): a detour x 3 / 3 back to the answer's given restates it under
+    # one reading of the literals and passes under another; one passing reading suffices (docs: "must pass under
+    # each")
+    "x 3 / 3 when two givens are 3": (TWINS, [step("s1", "g1 * 3 / 3", 18)], "18"),
+    "+ 3 - 3 when two givens are 3": (TWINS, [step("s1", "g1 + 3 - 3", 18)], "18"),
+    "x 3, then / 3, when two givens are 3": (TWINS, [step("s1", "g1 * 3", 54), step("s2", "s1 / 3", 18)], "18"),
     # --- a plain gold (a ratio) is matched by the number a final value shows in its own unit, of any dimension:
     # 4 m/s for "by what factor"
     "plain gold met by a speed": (FACTOR, [step("s1", "g2 - g1 * 2", 4, "m/s")], "4"),
