@@ -5,10 +5,12 @@ question states, and honest chains (GSM8K and physics spellings a model writes o
 1.0. Each case carries a one-line comment of the trick. Every attack must stay below 1.0 in both chain modes;
 every honest chain must earn 1.0 in both. Written as findings: the cases that fail are the open ones.
 
-The most dangerous family is the first: a step citing two or more ids is never checked for constant offsets or
-constant factors built from the always-allowed literals, so any number can be written as a valid chain on any
-problem with two integer givens (`universal_chain` below; on the real GSM8K test split it reaches 1.0 on 799 of
-the 1,318 records, all the records its builder covers but 12).
+The most dangerous families are the first two: a step citing two or more ids is never checked for constant
+offsets or factors built from the always-allowed literals (`(1 + 1)`, `2 ** 1`, `+ 2 + 2`), and a one-input step
+that is not a + b x of its input (`sqrt(s) * 2 + 1`, `g ** 2 + 2`) is not checked either. So any number can be
+dressed as a valid chain: `universal_chain` (two givens, Horner on the bits) and `one_given_chain` (one given,
+one-input steps only) reach 1.0 with the gold as target on 799 and 882 of the 1,318 real GSM8K test records
+(`load_gsm8k(..., with_gold=False)`), 1,054 (80 %) with either, in both modes.
 """
 
 from __future__ import annotations
