@@ -249,6 +249,8 @@ CAR = _problem("rt2-car", "A car moves at 72 km/h for 30 minutes. How far does i
                [(72, "km/h"), (30, "min")], 36000, "m", source="physics")
 PENCILS = _problem("rt2-pencils", "Pencils cost 25 cents each. How many dollars do 8 pencils cost?",
                    [(25, "cent"), (8, "")], 2)  # a plain gold, as GSM8K records load (with_gold=False)
+LADDER = _problem("ld25", "A 25 m ladder leans on a wall; its top is 24 m up. How far is its foot from the wall?",
+                  [(25, "m"), (24, "m")], 7, "m", source="physics")
 
 HONEST = {
     # the complement of a percentage written as its number (GSM8K solutions: "* 0.75", "* 1.5", "* 75 / 100")
@@ -296,6 +298,9 @@ HONEST = {
     "dollars from cents, claimed in USD": (PENCILS, [step("s1", "g1 * g2", 2, "USD")], "2"),
     "dollars from cents, converted": (PENCILS, [step("s1", "g1 * g2", 200, "cent"),
                                                 _op("s2", "convert", ["s1", "USD"], 2, "USD")], "2"),
+    # Pythagoras with close sides: the givens move independently, so h**2 - l**2 < 0 in most trials and the honest
+    # step "holds only at the given numbers" (2 of 8 such ladders tried, by the problem's seed)
+    "a ladder, sqrt(h**2 - l**2)": (LADDER, [step("s1", "sqrt(g1 ** 2 - g2 ** 2)", 7, "m")], "7 m"),
     # a claim rounded to 3 significant figures in scientific notation (the rounding allowance skips any 'e')
     "a rounded claim in scientific notation": (CHARGES, [step("s1", "g1 + g2", 4.89e-19, "C")], "4.89e-19 C"),
     # a given's number written as a literal is read without its unit: $1.25 * 4 is not in USD
