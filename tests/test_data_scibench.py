@@ -188,3 +188,22 @@ def test_symbolic_units_as_coefficients_on_request():
     assert all(p.to_dict() == plain[p.id].to_dict() for p in problems if p.id in plain)  # the rest unchanged
     with pytest.raises(ValueError, match="symbolic must be"):
         load_scibench(UNITS, symbolic="guess")
+
+
+def test_the_cli_grades_a_symbolic_unit_as_a_coefficient_on_request(tmp_path):
+    import json as _json
+
+    from prosfi.cli import main
+
+    path = tmp_path / "sym.json"
+    path.write_text(_json.dumps([
+        {"problem_text": "A rod of mass m and length l; its moment of inertia?", "answer_number": "0.33",
+         "unit": "$m l^2$", "source": "class", "problemid": "1"},
+        {"problem_text": "A 2 kg mass at 3 m/s: kinetic energy?", "answer_number": "9", "unit": " J",
+         "source": "class", "problemid": "2"}]), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    assert main(["data", "scibench", "--file", str(path), "-o", str(out)]) == 0
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 1  # the symbolic unit is skipped by default
+    out2 = tmp_path / "out2.jsonl"
+    assert main(["data", "scibench", "--symbolic", "coefficient", "--file", str(path), "-o", str(out2)]) == 0
+    assert len(out2.read_text(encoding="utf-8").splitlines()) == 2
