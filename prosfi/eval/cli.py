@@ -370,7 +370,7 @@ def keep_held_out(source, training: Sequence) -> list[str]:
             seen.add(key)
             kept.append(p)
     dropped, source.problems = len(source.problems) - len(kept), kept
-    return [f"--held-out-only: {len(kept)} problems never trained on ({dropped} trained on or repeated, left out)"]
+    return [f"--held-out-only: {len(kept)} problems never trained on ({dropped} trained on or repeated: not scored)"]
 
 
 def held_out_notes(problems: Sequence, recipe: str | None) -> list[str]:
