@@ -27,7 +27,7 @@ def test_physics_demo_draws_fresh_problems_with_distinct_ids():
 
 def test_prm_quick_start_trains_the_steps_it_describes():
     text = (DOCS / "prm.md").read_text()
-    command = re.search(r"^prosfi sft recipes/demo/cpu_chains.yaml .*$", text, re.M).group(0)  # the quick start
+    command = re.search(r"^prosfi sft recipes/demo/cpu_chains.yaml .*$", text, re.MULTILINE).group(0)  # the quick start
     steps = re.search(r"--sft_max_steps (\d+)", command).group(1)
     assert f"then {steps} SFT steps" in text
 
