@@ -36,6 +36,8 @@ def test_rerunning_a_finished_run_repeats_only_its_evaluation(tiny_model, tmp_pa
     assert sorted(p.name for p in (out / "eval_after").glob("*.png"))  # the plots a prosfi eval folder has
     (out / "eval_after" / "summary.json").unlink()
     capsys.readouterr()
+    assert prosfi_main(["train", recipe, "--dry-run"]) == 0  # the dry run says what the run will do
+    assert "# output_dir: " in (dry := capsys.readouterr().out) and "not training again" in dry
 
     assert prosfi_main(["train", recipe]) == 0
     printed = capsys.readouterr().out

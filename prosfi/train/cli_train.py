@@ -76,7 +76,11 @@ def run(args: argparse.Namespace, sft_only: bool = False) -> int:
         print(resolved.to_yaml(), end="")
         print(f"# {data}")
         if resolved.run_plan is not None:
-            print(f"# output_dir: {resolved.run_plan.line or 'a fresh run'}")
+            from prosfi.train.rundir import finished
+
+            plan = resolved.run_plan if sft_only else finished(resolved.run_plan, resolved.training.output_dir,
+                                                                resolved.training.max_steps)
+            print(f"# output_dir: {plan.line or 'a fresh run'}")
         return 0
     from prosfi.train.grpo import SetupError
     from prosfi.train.grpo import run as run_recipe
