@@ -61,17 +61,48 @@ class AnnotatedStep:
     grounded_reason: str          # "" when grounded; else which number has no provenance
 
 
-def _claim_like(value: Fraction, computed):
-    """The stated number as a value of the computed one's dimension and display unit: an annotation states
-    no unit, so unit trouble shows only as a dimension error inside the expression (`$12 + 5 packs`)."""
+_PLAIN = ("plain",)      # the literal as a plain number
+_DOLLARS = ("dollars",)  # an invented literal read as dollars (its unit is unknown: any reading may resolve it)
+_MAX_READINGS = 256      # readings of one annotation tried (the options' product, best first)
+_CURRENCY = 7            # index of [currency] in prosfi.quant.units.DIM_NAMES
+
+
+def _unit_text(dims: tuple) -> str:
+    """A unit text the registry reads back for these dimensions: `default_unit`'s, or (where that is not
+    readable, e.g. `1/USD`) the base units with `**` exponents (`USD**-1`)."""
+    from prosfi.quant import QuantError
+    from prosfi.quant.units import BASE_UNITS, default_unit, unit_info
+
+    text = default_unit(dims)
+    if not text:
+        return ""
+    try:
+        unit_info(text)
+        return text
+    except (QuantError, ValueError):
+        return "*".join(u + (f"**{e}" if e != 1 else "") for u, e in zip(BASE_UNITS, dims) if e)
+
+
+def _claim_in(value: Fraction, computed, unit: str):
+    """The stated number as a value of `computed`'s dimension, read in `unit` (`""`: SI base)."""
     from prosfi.quant import Value
     from prosfi.quant.units import unit_info
 
-    if computed is None:
+    if computed is None or computed.dimensionless:
         return Value(value)
-    info = unit_info(computed.unit) if computed.unit else None
-    mag = value if info is None else value * info.scale + info.offset
-    return Value(mag, computed.dims, computed.unit)
+    if not unit:
+        return Value(value, computed.dims, _unit_text(computed.dims))
+    info = unit_info(unit)
+    return Value(value * info.scale + info.offset, computed.dims, unit)
+
+
+def _claim_units(computed, operands) -> list[str]:
+    """Units an annotation's bare result may be written in: the computed value's display unit, those of its
+    operands of the same dimension (`50 * 20 = 1000` with 50 cents: cents), the dimension's base unit."""
+    if computed is None or computed.dimensionless:
+        return [""]
+    units = [computed.unit] + [v.unit for v in operands if v.dims == computed.dims] + [""]
+    return list(dict.fromkeys(units))
 
 
 def _text_results(solution: str) -> list[tuple[int, Fraction]]:
@@ -89,21 +120,179 @@ def _near(a: Fraction, b: Fraction, rel: float = 1e-9) -> bool:
     return a == b or abs(float(a) - float(b)) <= rel * max(abs(float(a)), abs(float(b)), 1e-12)
 
 
+@dataclass
+class _Reading:
+    """One reading of an annotation: which given, earlier result or plain number each literal stands for."""
+
+    tokens: list[tuple[str, Any]]  # ("ref", key) | ("num", text) | ("dollars", text): the evaluated form
+    env: dict[str, Any]
+    computed: Any = None           # the expression's Value (None: it does not evaluate)
+    error: str = ""                # the evaluator's reason when it does not ("dimension …", "math …")
+    claim: Any = None              # the stated number as a value of the computed dimension (when valid)
+    valid: bool = False
+    detail: str = ""               # the verifier's reason for the value (when it evaluates)
+
+    def expr(self) -> str:
+        """The expression as evaluated (a dollars literal is a name bound in `env`)."""
+        from prosfi.data.quant_gold import _render
+
+        return _render([("ref", v) if k == "dollars" else (k, v) for k, v in self.tokens_named()])
+
+    def shown(self) -> str:
+        """The expression as a policy would write it (literals as numbers)."""
+        from prosfi.data.quant_gold import _render
+
+        return _render([("num", v) if k == "dollars" else (k, v) for k, v in self.tokens])
+
+    def tokens_named(self) -> list[tuple[str, Any]]:
+        out, n = [], 0
+        for k, v in self.tokens:
+            if k == "dollars":
+                n += 1
+                out.append(("dollars", f"_d{n}"))
+            else:
+                out.append((k, v))
+        return out
+
+
+class _Labeller:
+    """The reading of one solution: its earlier steps' readings (a result may have more than one dimension,
+    e.g. `10 * 50` with "10 hours" and "$10" both given) and the problem's givens (`quant_gold._Chain`)."""
+
+    def __init__(self, problem: Problem):
+        from prosfi.data.quant_gold import _Chain
+
+        self.chain = _Chain(problem)
+        self.readings: dict[str, list[Any]] = {}  # step id -> its result's values, best first
+
+    def value_options(self, key: str) -> list[Any]:
+        return self.readings.get(key) or [self.chain.value_of(key)]
+
+    def options(self, lit: Fraction) -> list[Any]:
+        """What a literal may stand for, best first: the givens and earlier results equal to it; a plain number
+        when it is a listed constant, when its refs disagree in dimension (a reading that needs a unit the
+        text does not fix), or when it has no ref at all. An invented number may also be read as dollars (its
+        unit is unknown); one that is the written number of a percent given (25 for "25%") may not: reading
+        it as anything but a plain number is the confusion."""
+        chain = self.chain
+        refs = list(dict.fromkeys(chain.candidates(lit)))
+        if not refs:
+            if lit in chain.constants or lit in chain.percent.values():
+                return [_PLAIN]
+            return [_PLAIN, _DOLLARS]
+        dims = {v.dims for r in refs for v in self.value_options(r)}
+        plain = lit in chain.constants or len(dims) > 1
+        return [("ref", r) for r in refs] + ([_PLAIN] if plain else [])
+
+    def readings_of(self, tokens: list[tuple[str, Any]]):
+        """Every reading of `tokens` (bounded, best first), one per choice of options and of cited results'
+        values."""
+        import itertools
+
+        slots = [i for i, t in enumerate(tokens) if t[0] == "num"]
+        options = [self.options(Fraction(tokens[i][1])) for i in slots]
+
+        def penalty(combo) -> tuple:
+            refs = [c[1] for c in combo if c[0] == "ref"]
+            return (sum(c == _DOLLARS for c in combo), sum(c == _PLAIN and len(o) > 1 for c, o in zip(combo, options)),
+                    len(refs) - len(set(refs)), sum(o.index(c) for o, c in zip(options, combo)))
+
+        combos = sorted(itertools.islice(itertools.product(*options), 16 * _MAX_READINGS), key=penalty)
+        count = 0
+        for combo in combos:
+            cand = list(tokens)
+            for i, pick in zip(slots, combo):
+                if pick == _DOLLARS:
+                    cand[i] = ("dollars", tokens[i][1])
+                elif pick != _PLAIN:
+                    cand[i] = pick
+            keys = list(dict.fromkeys(v for k, v in cand if k == "ref"))
+            for values in itertools.product(*[self.value_options(k) for k in keys]):
+                if count >= _MAX_READINGS:
+                    return
+                count += 1
+                env = dict(zip(keys, values))
+                yield _Reading(cand, env)
+
+
+def _evaluate(reading: _Reading, value: Fraction) -> _Reading:
+    """Evaluate one reading and check the stated result against it in each unit it may be written in."""
+    from prosfi.quant import QuantError, Value, check_quantity, evaluate, parse_expr
+
+    env = dict(reading.env)
+    n = 0
+    for k, v in reading.tokens:
+        if k == "dollars":
+            n += 1
+            env[f"_d{n}"] = Value(Fraction(v), (0,) * _CURRENCY + (1,), "USD")
+    expr = reading.expr()
+    try:
+        reading.computed = evaluate(parse_expr(expr), env)
+    except QuantError as exc:
+        msg = str(exc).removeprefix("dimension error: ")
+        reading.error = (f"dimension error inside the expression: {msg}" if exc.kind == "dimension" else
+                         f"{exc.kind} error in the expression: {msg}")
+        return reading
+    dims = reading.computed.dims
+    if len(dims) > _CURRENCY and abs(dims[_CURRENCY]) > 1:
+        reading.error = "dimension error inside the expression: dollars times dollars (no quantity is USD**2)"
+        return reading
+    for unit in _claim_units(reading.computed, env.values()):
+        claim = _claim_in(value, reading.computed, unit)
+        verdict = check_quantity(env, expr=expr, claim=claim)
+        if verdict.status.value == "valid":
+            reading.claim, reading.valid, reading.detail = claim, True, ""
+            return reading
+        if not reading.detail:
+            reading.claim, reading.detail = claim, verdict.detail or str(verdict.status.value)
+    return reading
+
+
+def _plain_check(tokens: list[tuple[str, Any]], value: Fraction):
+    """The annotation's arithmetic on plain numbers, as a calculator reads it (every literal a number): the
+    verdict that decides whether the stated result is right at all."""
+    from prosfi.data.quant_gold import _render
+    from prosfi.quant import Value, check_quantity
+
+    return check_quantity({}, expr=_render(tokens), claim=Value(value))
+
+
+def _step_values(readings: list[_Reading], value: Fraction, money: bool) -> list[Any]:
+    """What later annotations may cite this result as: the stated number in each dimension a valid reading
+    gives (the one the text marks, `$<<…>>`, first); a result no reading makes valid may be cited as a plain
+    number or as dollars (its own step carries the error, not the steps after it)."""
+    from prosfi.quant import Value
+
+    valid = [r for r in readings if r.valid]
+    if money:
+        valid.sort(key=lambda r: not (r.claim.dims[_CURRENCY:] == (1,) and not any(r.claim.dims[:_CURRENCY])))
+    out, seen = [], set()
+    for r in valid:
+        if r.claim.dims not in seen:
+            seen.add(r.claim.dims)
+            out.append(r.claim)
+    return out or [Value(value), Value(value, (0,) * _CURRENCY + (1,), "USD")]
+
+
 def read_steps(problem: Problem, solution: str) -> list[AnnotatedStep]:
     """Every annotation of `solution`, in order, as a labelled step (nothing is skipped: an annotation the
-    grammar cannot read is a step with verdict `error`)."""
-    import itertools
+    grammar cannot read is a step with verdict `error`).
 
+    A step is valid when its arithmetic is right on plain numbers (the calculator's reading; an annotation
+    states no units) and some reading of its literals as givens, earlier results or plain numbers is free of
+    dimension errors and gives the stated result. Only a unit confusion that no reading resolves is an error
+    (`$80 + 25` with 25 the written number of "25%"); the reading shown is the best one (refs first)."""
     from prosfi.data.gsm8k import normalise, parse_number
-    from prosfi.data.quant_gold import _Chain, _percent_rewrite, _render, _tokens
-    from prosfi.quant import QuantError, check_quantity, evaluate, parse_expr
+    from prosfi.data.quant_gold import _percent_rewrite, _tokens
 
-    chain = _Chain(problem)
+    lab = _Labeller(problem)
+    chain = lab.chain
     texts = _text_results(solution)
     out: list[AnnotatedStep] = []
     for m in _ANNOTATION.finditer(solution):
         body = m.group(1)
         line = solution.count("\n", 0, m.start())
+        money = solution[max(0, m.start() - 3):m.start()].strip().endswith("$")
         sid = f"s{len(out) + 1}"
         if len(body) > _MAX_LINE or _LONG_DIGITS.search(body):
             step = {"id": sid, "expr": body[:80], "value": "", "unit": ""}
@@ -113,59 +302,41 @@ def read_steps(problem: Problem, solution: str) -> list[AnnotatedStep]:
         lhs, eq, rhs = body.rpartition("=")
         value = parse_number(rhs) if eq else None
         norm = normalise(lhs) if eq else None
-        tokens = _tokens(norm[0]) if norm is not None else None
-        if value is None or tokens is None:
+        raw = _tokens(norm[0]) if norm is not None else None
+        if value is None or raw is None:
             why = "no '=' in the annotation" if not eq else (
                 f"result {rhs.strip()!r} is not a number" if value is None else
                 f"{lhs.strip()!r} is not arithmetic over numbers")
             step = {"id": sid, "expr": lhs.strip() if eq else body.strip(), "value": rhs.strip(), "unit": ""}
             out.append(AnnotatedStep(step, body, "error", why, False, f"not read: {why}"))
             continue
-        tokens = _percent_rewrite(tokens, chain)
-        slots = [i for i, t in enumerate(tokens) if t[0] == "num"]
-        options = []
-        for i in slots:
-            lit = Fraction(tokens[i][1])
-            refs = list(dict.fromkeys(chain.candidates(lit)))
-            # None: the literal stays a literal; a number that matches a given or an earlier result stands for
-            # it unless it is also a listed constant (the gold reader's convention), so `5 + 3` with 3 = $3
-            # is a unit error, while 2 in `$2 + 9` may be the plain number 2
-            options.append(refs + ([None] if lit in chain.constants or not refs else []))
-        # every reading gives the same number (a ref stands for a value equal to the literal); readings differ
-        # only in units, so take the first one free of dimension errors, else the first one
-        picked, first = None, None
-        for combo in itertools.islice(itertools.product(*options), _MAX_COMBOS):
-            cand = list(tokens)
-            for i, pick in zip(slots, combo):
-                if pick is not None:
-                    cand[i] = ("ref", pick)
-            first = first or cand
-            try:
-                evaluate(parse_expr(_render(cand)), {k: chain.value_of(k) for kind, k in cand if kind == "ref"})
-            except QuantError:
-                continue
-            picked = cand
-            break
-        grounded_tokens = picked or first or tokens
-        expr = _render(grounded_tokens)
-        env = {k: chain.value_of(k) for kind, k in grounded_tokens if kind == "ref"}
-        try:
-            computed = evaluate(parse_expr(expr), env)
-        except QuantError:
-            computed = None
-        claim = _claim_like(value, computed)
-        unit = claim.unit
-        verdict = check_quantity(env, expr=expr, claim=claim)
-        free = [t[1] for t in grounded_tokens if t[0] == "num" and Fraction(t[1]) not in chain.constants
+        tokens = _percent_rewrite(raw, chain)
+        plain = _plain_check(raw, value)
+        readings = [_evaluate(r, value) for r in lab.readings_of(tokens)]
+        best = next((r for r in readings if r.valid), None)
+        if best is not None and money:  # the text says dollars: a valid reading in dollars first
+            best = next((r for r in readings if r.valid and r.claim.dims == (0,) * _CURRENCY + (1,)), best)
+        shown = best or next((r for r in readings if r.computed is not None), None) or \
+            (readings[0] if readings else _Reading(list(tokens), {}))
+        status, detail = plain.status.value, plain.detail or ""
+        if status == "valid" and best is None:
+            status = "invalid"
+            detail = shown.detail or shown.error or "no reading of the literals gives the stated result"
+        elif status == "valid" and best is not None:
+            detail = ""
+        claim = shown.claim if shown.claim is not None else _claim_in(value, shown.computed, "")
+        free = [t[1] for t in tokens if t[0] == "num" and Fraction(t[1]) not in chain.constants
+                and not chain.candidates(Fraction(t[1]))
                 and not any(ln <= line and _near(r, Fraction(t[1])) for ln, r in texts)]
         reason = "" if not free else (
             f"invented number {free[0]}: neither a given, an earlier result nor a listed constant")
-        step = {"id": sid, "expr": expr, "value": _json_number(value), "unit": unit}
-        out.append(AnnotatedStep(step, body, verdict.status.value if hasattr(verdict.status, "value")
-                                 else str(verdict.status), verdict.detail or "", not free, reason))
-        # later literals may cite this result as stated (its claim, right or wrong)
-        # (a float `shown` lets 99 cite a stated 99.00000000000001; exact values still compare exactly)
-        chain.steps.append({"key": sid, "tokens": grounded_tokens, "value": claim,
+        step = {"id": sid, "expr": shown.shown(), "value": _json_number(value), "unit": claim.unit}
+        out.append(AnnotatedStep(step, body, status, detail, not free, reason))
+        # later literals may cite this result as stated (its claim, right or wrong), in any dimension a valid
+        # reading gives it (a float `shown` lets 99 cite a stated 99.00000000000001; exact values compare exactly)
+        values = _step_values(readings, value, money)
+        lab.readings[sid] = values
+        chain.steps.append({"key": sid, "tokens": shown.tokens, "value": values[0],
                             "shown": value if value.denominator == 1 else float(value)})
     return out
 
