@@ -224,7 +224,7 @@ def _evaluate(reading: _Reading, value: Fraction) -> _Reading:
     for k, v in reading.tokens:
         if k == "dollars":
             n += 1
-            env[f"_d{n}"] = Value(Fraction(v), (0,) * _CURRENCY + (1,), "USD")
+            env[f"_d{n}"] = Value(Fraction(v), _DOLLAR_DIMS, "USD")
     expr = reading.expr()
     try:
         reading.computed = evaluate(parse_expr(expr), env)
@@ -257,21 +257,36 @@ def _plain_check(tokens: list[tuple[str, Any]], value: Fraction):
     return check_quantity({}, expr=_render(tokens), claim=Value(value))
 
 
+_DOLLAR_DIMS = (0,) * _CURRENCY + (1,)
+_MONEY_UNITS = ("USD", "cent")
+
+
+def _money_rank(r: _Reading) -> int:
+    """0: the reading states the result in dollars (`$<<…>>` in the text), 1: in another currency unit, 2: not
+    money."""
+    return 0 if r.claim.unit == "USD" else 1 if r.claim.dims == _DOLLAR_DIMS else 2
+
+
 def _step_values(readings: list[_Reading], value: Fraction, money: bool) -> list[Any]:
     """What later annotations may cite this result as: the stated number in each dimension a valid reading
-    gives (the one the text marks, `$<<…>>`, first); a result no reading makes valid may be cited as a plain
+    gives (the one the text marks, `$<<…>>`, first), a sum of money in dollars or in cents (the annotation says
+    neither: `1000/100=$10` after `200*5=1000` cents); a result no reading makes valid may be cited as a plain
     number or as dollars (its own step carries the error, not the steps after it)."""
     from prosfi.quant import Value
 
     valid = [r for r in readings if r.valid]
     if money:
-        valid.sort(key=lambda r: not (r.claim.dims[_CURRENCY:] == (1,) and not any(r.claim.dims[:_CURRENCY])))
+        valid.sort(key=_money_rank)
     out, seen = [], set()
     for r in valid:
-        if r.claim.dims not in seen:
-            seen.add(r.claim.dims)
-            out.append(r.claim)
-    return out or [Value(value), Value(value, (0,) * _CURRENCY + (1,), "USD")]
+        claims = [r.claim] + ([_claim_in(value, r.claim, u) for u in _MONEY_UNITS]
+                              if r.claim.dims == _DOLLAR_DIMS else [])
+        for c in claims:
+            key = (c.dims, c.mag)
+            if key not in seen:
+                seen.add(key)
+                out.append(c)
+    return out or [Value(value), Value(value, _DOLLAR_DIMS, "USD")]
 
 
 def read_steps(problem: Problem, solution: str) -> list[AnnotatedStep]:
@@ -315,9 +330,11 @@ def read_steps(problem: Problem, solution: str) -> list[AnnotatedStep]:
         readings = [_evaluate(r, value) for r in lab.readings_of(tokens)]
         best = next((r for r in readings if r.valid), None)
         if best is not None and money:  # the text says dollars: a valid reading in dollars first
-            best = next((r for r in readings if r.valid and r.claim.dims == (0,) * _CURRENCY + (1,)), best)
-        shown = best or next((r for r in readings if r.computed is not None), None) or \
-            (readings[0] if readings else _Reading(list(tokens), {}))
+            best = min((r for r in readings if r.valid), key=_money_rank)
+        evaluated = [r for r in readings if r.computed is not None and not r.error]
+        if money:
+            evaluated.sort(key=_money_rank)
+        shown = best or (evaluated[0] if evaluated else readings[0] if readings else _Reading(list(tokens), {}))
         status, detail = plain.status.value, plain.detail or ""
         if status == "valid" and best is None:
             status = "invalid"
@@ -500,6 +517,36 @@ def label_items(problems: dict[str, Problem], items: Iterable[dict[str, Any]]) -
 
 
 # ------------------------------------------------------------------ measurements
+REFERENCE = "ground_truth"  # the model key of GSM8K's own solution in example_model_solutions.jsonl
+
+
+def is_reference(rec: dict[str, Any]) -> bool:
+    """GSM8K's own solution (the answer key), not a model's."""
+    return rec.get("model") == REFERENCE
+
+
+def group_counts(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Counts and rates of one group of labelled solutions (steps = annotations)."""
+    steps = sum(len(r["labels"]) for r in records)
+    valid = sum(sum(r["labels"]) for r in records)
+    labelled = [r for r in records if r["labels"]]
+    return {"solutions": len(records), "without_annotations": len(records) - len(labelled), "steps": steps,
+            "valid_steps": valid, "valid_rate": valid / steps if steps else None,
+            "dimension_error_steps": sum(1 for r in records for d in r["details"] if d.startswith("dimension")),
+            "ungrounded_steps": sum(r["grounded"].count(False) for r in records),
+            "solutions_all_valid": sum(1 for r in labelled if all(r["labels"])),
+            "solution_level": [solution_level(labelled, "verifier"), solution_level(labelled, "verifier+grounding")]}
+
+
+def label_stats(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """`stats.json`'s figures with model solutions and reference solutions (GSM8K's own `ground_truth`) kept
+    apart: a rate over both would mix the answer key's near-perfect steps into the models' (and the answer
+    key's right answers into the solution-level F1)."""
+    models = [r for r in records if not is_reference(r)]
+    refs = [r for r in records if is_reference(r)]
+    return {"model_solutions": group_counts(models), "reference_solutions": group_counts(refs)}
+
+
 def solution_level(records: Sequence[dict[str, Any]], judge: str = "verifier") -> dict[str, Any]:
     """Solution-level ProcessBench-style F1 against the final answer's correctness (`is_correct`, else
     `answer_correct`): an erroneous solution (wrong answer) counts as caught when the judge flags a step, a
@@ -534,5 +581,6 @@ def solution_level(records: Sequence[dict[str, Any]], judge: str = "verifier") -
             "wrong_answer_all_steps_valid_fraction": wrong_all_valid / err if err else None}
 
 
-__all__ = ["AnnotatedStep", "ReadReport", "final_answer", "fover_record", "label_items", "label_solution",
+__all__ = ["AnnotatedStep", "REFERENCE", "ReadReport", "final_answer", "fover_record", "group_counts", "is_reference",
+           "label_items", "label_solution", "label_stats",
            "processbench_record", "read_completions", "read_steps", "score_record", "score_records", "solution_level"]
