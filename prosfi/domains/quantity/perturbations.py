@@ -42,7 +42,7 @@ def perturbations(problem: Problem, prefix: Sequence[dict[str, Any]], chosen: di
         except (QuantError, ValueError, KeyError):
             pass
     # a value another valid order of the gold computes (a rate first, 16 * 2 before 3 * 2) is no negative
-    gold_values += reachable_values(problem, list(gold) or list(prefix) + [chosen], as_step)
+    gold_values = _ValueIndex(gold_values + _reachable_cached(problem, list(gold) or list(prefix) + [chosen], as_step))
     step = as_step(chosen)
     variants: list[tuple[str, str | None, tuple[str, ...]]] = []
     if step.expr is not None:
@@ -76,8 +76,8 @@ def perturbations(problem: Problem, prefix: Sequence[dict[str, Any]], chosen: di
                                  else None)
         except (QuantError, ArithmeticError, ValueError, OverflowError):
             continue
-        if any(_same(true, g, DEFAULT_RULES.tolerance) for g in gold_values):
-            continue  # the same value as a gold step: not wrong for the problem
+        if gold_values.has(true):
+            continue  # the value of a correct computation (a gold step, another order's step): not wrong
         number, _, unit = shown.partition(" ")
         cand = {"id": step.id, **({"expr": text} if text is not None else {"op": op, "args": list(args)}),
                 "value": _json_number(parse_number(number)), "unit": unit}
@@ -294,6 +294,58 @@ def reachable_values(problem: Problem, gold: Sequence[dict[str, Any]], as_step: 
         inlined[str(s["id"])] = f
         _reach(f, out)
     return out
+
+
+class _ValueIndex:
+    """Values looked up by dimension and magnitude (sorted floats, bisected): `has(v)` is `_same` against any
+    of them, without comparing a twin with every one of the hundreds of values a gold tree reaches."""
+
+    def __init__(self, values: Sequence[Value]):
+        import bisect
+
+        self._bisect = bisect
+        self.tol = DEFAULT_RULES.tolerance
+        self.by_dims: dict[tuple, list[tuple[float, int]]] = {}
+        self.values = list(values)
+        self.huge: list[Value] = []  # magnitudes past float range: compared one by one
+        for i, v in enumerate(self.values):
+            try:
+                self.by_dims.setdefault(v.dims, []).append((float(v.mag), i))
+            except OverflowError:
+                self.huge.append(v)
+        for entries in self.by_dims.values():
+            entries.sort()
+
+    def has(self, v: Value) -> bool:
+        if any(_same(v, h, self.tol) for h in self.huge):
+            return True
+        entries = self.by_dims.get(v.dims, [])
+        try:
+            x = float(v.mag)
+        except OverflowError:
+            return any(_same(v, self.values[i], self.tol) for _, i in entries)
+        w = 2 * self.tol.rel * max(abs(x), self.tol.abs_eps)
+        lo = self._bisect.bisect_left(entries, (x - w, -1))
+        for y, i in entries[lo:]:
+            if y > x + w:
+                break
+            if _same(v, self.values[i], self.tol):
+                return True
+        return False
+
+
+_REACH_CACHE: dict[tuple, list[Value]] = {}
+
+
+def _reachable_cached(problem: Problem, gold: list[dict[str, Any]], as_step) -> list[Value]:
+    """`reachable_values` once per problem and gold chain (perturbations runs once per gold step)."""
+    key = (problem.id, json.dumps(problem.givens, sort_keys=True, default=str), json.dumps(gold, sort_keys=True,
+                                                                                          default=str))
+    if key not in _REACH_CACHE:
+        if len(_REACH_CACHE) > 64:
+            _REACH_CACHE.clear()
+        _REACH_CACHE[key] = reachable_values(problem, gold, as_step)
+    return _REACH_CACHE[key]
 
 
 def _json_number(x: Fraction) -> int | float:
