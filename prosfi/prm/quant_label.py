@@ -238,7 +238,10 @@ def _evaluate(reading: _Reading, value: Fraction) -> _Reading:
         reading.error = "dimension error inside the expression: dollars times dollars (no quantity is USD**2)"
         return reading
     for unit in _claim_units(reading.computed, env.values()):
-        claim = _claim_in(value, reading.computed, unit)
+        try:
+            claim = _claim_in(value, reading.computed, unit)
+        except (QuantError, ValueError):
+            continue  # a display unit the registry does not read back: not a unit the result can be in
         verdict = check_quantity(env, expr=expr, claim=claim)
         if verdict.status.value == "valid":
             reading.claim, reading.valid, reading.detail = claim, True, ""
