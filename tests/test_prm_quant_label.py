@@ -453,3 +453,40 @@ def test_property_a_wrong_annotation_is_never_valid(ops):
         assert not got or want
         if op == "*" and error == 0:
             assert got
+
+
+# numbers whose unit the text leaves open (shapes from GSM8K's own test solutions, reworded here)
+OPEN_UNIT = [
+    # a count computed in plain text (`60/15 = 4` cartons), then used next to a $4 price
+    ({"question": "Ben drinks one glass of juice a day. A carton holds 8 glasses and costs $4. How much does he "
+                  "spend on juice in 32 days?", "answer": "#### 16"},
+     "He needs 32/8 = 4 cartons.\nThey cost 4*4 = $<<4*4=16>>16.\nA: 16"),
+    # a ratio of dollars the text writes in dollars ($1 back for every $20), then subtracted from dollars
+    ({"question": "A store gives $1 back for every $20 spent. Ann spent $60 last week. Today her bill is $30 and "
+                  "she uses her money back. How much does she pay today?", "answer": "#### 27"},
+     "She earned 60/20 = $<<60/20=3>>3 back.\nShe pays 30-3 = $<<30-3=27>>27.\nA: 27"),
+    # a bare annotation restating a sum (`30+10= <<40=40>>40`), then used as a count
+    ({"question": "Mia had 90 stickers. She gave 30 to Leo, a third of that to Sam, and sold the others for $40. "
+                  "How many stickers did she sell?", "answer": "#### 50"},
+     "She gave away 30+10= <<40=40>>40 stickers.\nShe sold 90-40=<<90-40=50>>50 stickers.\nA: 50"),
+    # a sum of money the question states without a dollar sign ("sells them for 40")
+    ({"question": "Omar buys 6 games at $15 each. He sells 2 of them for 40. How much money is he out?",
+      "answer": "#### 50"},
+     "He paid 6*15=$<<6*15=90>>90.\nHe is out 90-40=$<<90-40=50>>50.\nA: 50"),
+]
+
+
+@pytest.mark.parametrize("record,solution", OPEN_UNIT)
+def test_numbers_whose_unit_the_text_leaves_open_are_read_either_way(record, solution):
+    p = problem_from_record(record, "gsm8k-x-0100")
+    rec = label_solution(p, solution)
+    assert ref_labels(solution) == [True] * solution.count("<<")
+    assert rec["labels"] == ref_labels(solution), rec["details"]
+
+
+def test_a_percent_number_added_to_dollars_is_caught_even_when_the_text_writes_dollars():
+    # the dollars mark lets a count given be read as dollars, never the written number of a percent
+    q = {"question": "Omar buys 6 games at $15 each and pays 8% sales tax. How much does he pay?", "answer": "#### 97.2"}
+    p = problem_from_record(q, "gsm8k-x-0101")
+    rec = label_solution(p, "He pays 6*15=$<<6*15=90>>90 and the tax is $8.\nSo 90+8=$<<90+8=98>>98.\nA: 98")
+    assert rec["labels"] == [True, False] and rec["details"][1].startswith("dimension error")

@@ -124,7 +124,7 @@ def _near(a: Fraction, b: Fraction, rel: float = 1e-9) -> bool:
 class _Reading:
     """One reading of an annotation: which given, earlier result or plain number each literal stands for."""
 
-    tokens: list[tuple[str, Any]]  # ("ref", key) | ("num", text) | ("dollars", text): the evaluated form
+    tokens: list[tuple[str, Any]]  # ("ref", key) | ("num", text) | ("dollars", (kind, shown, magnitude))
     env: dict[str, Any]
     computed: Any = None           # the expression's Value (None: it does not evaluate)
     error: str = ""                # the evaluator's reason when it does not ("dimension …", "math …")
@@ -139,10 +139,10 @@ class _Reading:
         return _render([("ref", v) if k == "dollars" else (k, v) for k, v in self.tokens_named()])
 
     def shown(self) -> str:
-        """The expression as a policy would write it (literals as numbers)."""
+        """The expression as a policy would write it (a number read as dollars shown as written)."""
         from prosfi.data.quant_gold import _render
 
-        return _render([("num", v) if k == "dollars" else (k, v) for k, v in self.tokens])
+        return _render([(v[0], v[1]) if k == "dollars" else (k, v) for k, v in self.tokens])
 
     def tokens_named(self) -> list[tuple[str, Any]]:
         out, n = [], 0
@@ -164,16 +164,23 @@ class _Labeller:
 
         self.chain = _Chain(problem)
         self.readings: dict[str, list[Any]] = {}  # step id -> its result's values, best first
+        # count givens: written with digits, no unit (not "25%", "half", "3/4")
+        self.counts = {str(g["id"]) for g in problem.givens if not str(g.get("unit") or "").strip()
+                       and re.fullmatch(r"[\d,]+(?:\.\d+)?", str(g.get("text") or g.get("value") or "").strip())}
 
     def value_options(self, key: str) -> list[Any]:
         return self.readings.get(key) or [self.chain.value_of(key)]
 
-    def options(self, lit: Fraction) -> list[Any]:
+    def options(self, lit: Fraction, money: bool = False, text_result: bool = False, bare: bool = False
+                ) -> list[Any]:
         """What a literal may stand for, best first: the givens and earlier results equal to it; a plain number
         when it is a listed constant, when its refs disagree in dimension (a reading that needs a unit the
-        text does not fix), or when it has no ref at all. An invented number may also be read as dollars (its
-        unit is unknown); one that is the written number of a percent given (25 for "25%") may not: reading
-        it as anything but a plain number is the confusion."""
+        text does not fix), or when it has no ref at all. A number whose unit nothing fixes may also be read as
+        dollars: an invented one, one a plain-text equation of the solution states (`60/15 = 4` containers,
+        `40*.10 = $4.00`), the number of a bare `<<50=50>>`, and (`money`: the text writes the result in
+        dollars) a count given (the question's "makes 2000 a week", "sells them for 40": a plain given is the
+        extractor's guess). The written number of a percent given (25 for "25%") is a plain 25 and nothing
+        else: reading it as dollars is the confusion."""
         chain = self.chain
         refs = list(dict.fromkeys(chain.candidates(lit)))
         if not refs:
@@ -182,19 +189,28 @@ class _Labeller:
             return [_PLAIN, _DOLLARS]
         dims = {v.dims for r in refs for v in self.value_options(r)}
         plain = lit in chain.constants or len(dims) > 1
-        return [("ref", r) for r in refs] + ([_PLAIN] if plain else [])
+        out: list[Any] = [("ref", r) for r in refs]
+        if money:
+            out += [("dollars", r) for r in refs if r in self.counts]
+        if text_result or bare:
+            return out + [_PLAIN, _DOLLARS]
+        return out + ([_PLAIN] if plain else [])
 
-    def readings_of(self, tokens: list[tuple[str, Any]]):
+    def readings_of(self, tokens: list[tuple[str, Any]], money: bool = False, texts: Sequence[Fraction] = ()):
         """Every reading of `tokens` (bounded, best first), one per choice of options and of cited results'
-        values."""
+        values. `money`: the text writes the result in dollars; `texts`: results of plain-text equations
+        stated so far."""
         import itertools
 
         slots = [i for i, t in enumerate(tokens) if t[0] == "num"]
-        options = [self.options(Fraction(tokens[i][1])) for i in slots]
+        bare = len(tokens) == 1
+        options = [self.options(Fraction(tokens[i][1]), money, any(_near(r, Fraction(tokens[i][1])) for r in texts),
+                                bare) for i in slots]
 
         def penalty(combo) -> tuple:
             refs = [c[1] for c in combo if c[0] == "ref"]
-            return (sum(c == _DOLLARS for c in combo), sum(c == _PLAIN and len(o) > 1 for c, o in zip(combo, options)),
+            return (sum(c == _DOLLARS or c[0] == "dollars" for c in combo),
+                    sum(c == _PLAIN and len(o) > 1 for c, o in zip(combo, options)),
                     len(refs) - len(set(refs)), sum(o.index(c) for o, c in zip(options, combo)))
 
         combos = sorted(itertools.islice(itertools.product(*options), 16 * _MAX_READINGS), key=penalty)
@@ -203,7 +219,9 @@ class _Labeller:
             cand = list(tokens)
             for i, pick in zip(slots, combo):
                 if pick == _DOLLARS:
-                    cand[i] = ("dollars", tokens[i][1])
+                    cand[i] = ("dollars", ("num", tokens[i][1], Fraction(tokens[i][1])))
+                elif pick[0] == "dollars":
+                    cand[i] = ("dollars", ("ref", pick[1], Fraction(tokens[i][1])))
                 elif pick != _PLAIN:
                     cand[i] = pick
             keys = list(dict.fromkeys(v for k, v in cand if k == "ref"))
@@ -224,7 +242,7 @@ def _evaluate(reading: _Reading, value: Fraction) -> _Reading:
     for k, v in reading.tokens:
         if k == "dollars":
             n += 1
-            env[f"_d{n}"] = Value(Fraction(v), _DOLLAR_DIMS, "USD")
+            env[f"_d{n}"] = Value(v[2], _DOLLAR_DIMS, "USD")
     expr = reading.expr()
     try:
         reading.computed = evaluate(parse_expr(expr), env)
@@ -289,6 +307,10 @@ def _step_values(readings: list[_Reading], value: Fraction, money: bool) -> list
             if key not in seen:
                 seen.add(key)
                 out.append(c)
+    if money and _DOLLAR_DIMS not in {c.dims for c in out}:
+        # the text writes this result in dollars (`80 / 20 = $<<…>>4` rewards: $1 for every $20): the writer's
+        # unit, citable as such even where the expression's own reading is a plain ratio
+        out.append(Value(value, _DOLLAR_DIMS, "USD"))
     return out or [Value(value), Value(value, _DOLLAR_DIMS, "USD")]
 
 
@@ -330,7 +352,8 @@ def read_steps(problem: Problem, solution: str) -> list[AnnotatedStep]:
             continue
         tokens = _percent_rewrite(raw, chain)
         plain = _plain_check(raw, value)
-        readings = [_evaluate(r, value) for r in lab.readings_of(tokens)]
+        stated = [r for ln, r in texts if ln <= line]
+        readings = [_evaluate(r, value) for r in lab.readings_of(tokens, money, stated)]
         best = next((r for r in readings if r.valid), None)
         if best is not None and money:  # the text says dollars: a valid reading in dollars first
             best = min((r for r in readings if r.valid), key=_money_rank)
