@@ -155,6 +155,35 @@ class _Reading:
         return out
 
 
+_MONEY_AFTER = {"dollar", "dollars", "bucks"}
+_MONEY_BEFORE = {"makes", "make", "earns", "earn", "earned", "pays", "pay", "paid", "costs", "cost", "charges",
+                 "charged", "spends", "spent", "saves", "saved", "owes", "owed", "sells", "sold", "for", "worth"}
+_CLAUSE_END = {"", "a", "an", "each", "per", "every", "apiece"}
+
+
+def _money_count(question: str, given: dict[str, Any]) -> bool:
+    """A count given (digits, no unit) that the question states as money without a dollar sign: "dollars"
+    right after it ("16 dollars each", "60 more dollars"; not "20 dollar bills"), or a money verb or "for" right before it with the
+    clause ending there ("sells them for 40.", "makes 2000 a week"; not "for 3 hours")."""
+    if str(given.get("unit") or "").strip() or not re.fullmatch(r"[\d,]+(?:\.\d+)?", str(given.get("text") or "")):
+        return False
+    start, end = given.get("start"), given.get("end")
+    if not isinstance(start, int) or not isinstance(end, int):
+        return False
+    after = re.findall(r"[a-z]+|[.,;:?!]", question[end:end + 40].lower())
+    words_after = []
+    for w in after:
+        if not w.isalpha():
+            break
+        words_after.append(w)
+    w = words_after + ["", "", ""]
+    if (w[0] in _MONEY_AFTER or (w[0] in ("more", "less") and w[1] in _MONEY_AFTER)) and "bill" not in \
+            (w[1] + w[2]):
+        return True
+    before = re.findall(r"[a-z]+", question[max(0, start - 20):start].lower())
+    return bool(before) and before[-1] in _MONEY_BEFORE and (words_after[:1] or [""])[0] in _CLAUSE_END
+
+
 class _Labeller:
     """The reading of one solution: its earlier steps' readings (a result may have more than one dimension,
     e.g. `10 * 50` with "10 hours" and "$10" both given) and the problem's givens (`quant_gold._Chain`)."""
@@ -164,9 +193,9 @@ class _Labeller:
 
         self.chain = _Chain(problem)
         self.readings: dict[str, list[Any]] = {}  # step id -> its result's values, best first
-        # count givens: written with digits, no unit (not "25%", "half", "3/4")
-        self.counts = {str(g["id"]) for g in problem.givens if not str(g.get("unit") or "").strip()
-                       and re.fullmatch(r"[\d,]+(?:\.\d+)?", str(g.get("text") or g.get("value") or "").strip())}
+        # count givens the question states as money without a dollar sign ("60 more dollars", "sells them
+        # for 40.", "makes 2000 a week")
+        self.money_counts = {str(g["id"]) for g in problem.givens if _money_count(problem.question or "", g)}
 
     def value_options(self, key: str) -> list[Any]:
         return self.readings.get(key) or [self.chain.value_of(key)]
@@ -178,8 +207,8 @@ class _Labeller:
         text does not fix), or when it has no ref at all. A number whose unit nothing fixes may also be read as
         dollars: an invented one, one a plain-text equation of the solution states (`60/15 = 4` containers,
         `40*.10 = $4.00`), the number of a bare `<<50=50>>`, and (`money`: the text writes the result in
-        dollars) a count given (the question's "makes 2000 a week", "sells them for 40": a plain given is the
-        extractor's guess). The written number of a percent given (25 for "25%") is a plain 25 and nothing
+        dollars) a count given the question states as money without a dollar sign ("makes 2000 a week",
+        "sells them for 40.", "60 more dollars": the givens extractor reads those as plain numbers). The written number of a percent given (25 for "25%") is a plain 25 and nothing
         else: reading it as dollars is the confusion."""
         chain = self.chain
         refs = list(dict.fromkeys(chain.candidates(lit)))
@@ -191,7 +220,7 @@ class _Labeller:
         plain = lit in chain.constants or len(dims) > 1
         out: list[Any] = [("ref", r) for r in refs]
         if money:
-            out += [("dollars", r) for r in refs if r in self.counts]
+            out += [("dollars", r) for r in refs if r in self.money_counts]
         if text_result or bare:
             return out + [_PLAIN, _DOLLARS]
         return out + ([_PLAIN] if plain else [])
