@@ -490,3 +490,20 @@ def test_a_percent_number_added_to_dollars_is_caught_even_when_the_text_writes_d
     p = problem_from_record(q, "gsm8k-x-0101")
     rec = label_solution(p, "He pays 6*15=$<<6*15=90>>90 and the tax is $8.\nSo 90+8=$<<90+8=98>>98.\nA: 98")
     assert rec["labels"] == [True, False] and rec["details"][1].startswith("dimension error")
+
+
+@pytest.mark.parametrize("question,number,money", [
+    ("He sells 2 of them for 40. How much is he out?", "40", True),
+    ("Rayna has 60 more dollars than Kim.", "60", True),
+    ("If he makes 2000 a week, how much does he make?", "2000", True),
+    ("He buys 3 books for 16 dollars each.", "3", False),
+    ("She has 2 twenty dollar bills and 40 dollar bills.", "40", False),
+    ("He runs for 3 hours a day.", "3", False),
+    ("She sells 5 pens.", "5", False),
+])
+def test_money_stated_without_a_dollar_sign(question, number, money):
+    from prosfi.prm.quant_label import _money_count
+
+    start = question.index(number)
+    g = {"id": "g1", "value": number, "unit": "", "text": number, "start": start, "end": start + len(number)}
+    assert _money_count(question, g) is money
