@@ -30,7 +30,6 @@ from prosfi.data.problem import Problem
 
 _ANNOTATION = re.compile(r"<<([^<>]*)>>")
 _A_LINE = re.compile(r"^\s*A:\s*(.+?)\s*$", re.MULTILINE)
-_MAX_COMBOS = 64
 _MAX_LINE = 2000
 _LONG_DIGITS = re.compile(r"\d{101,}")
 
@@ -163,6 +162,9 @@ _CLAUSE_END = {"", "a", "an", "each", "per", "every", "apiece"}
 
 def _money_count(question: str, given: dict[str, Any]) -> bool:
     """A count given (digits, no unit) that the question states as money without a dollar sign: "dollars"
+    right after it ("16 dollars each", "60 more dollars"; not "20 dollar bills"), or a money verb or "for"
+    right before it with the clause ending there ("sells them for 40.", "makes 2000 a week"; not "for 3
+    hours")."""A count given (digits, no unit) that the question states as money without a dollar sign: "dollars"
     right after it ("16 dollars each", "60 more dollars"; not "20 dollar bills"), or a money verb or "for" right before it with the
     clause ending there ("sells them for 40.", "makes 2000 a week"; not "for 3 hours")."""
     if str(given.get("unit") or "").strip() or not re.fullmatch(r"[\d,]+(?:\.\d+)?", str(given.get("text") or "")):
@@ -208,8 +210,9 @@ class _Labeller:
         dollars: an invented one, one a plain-text equation of the solution states (`60/15 = 4` containers,
         `40*.10 = $4.00`), the number of a bare `<<50=50>>`, and (`money`: the text writes the result in
         dollars) a count given the question states as money without a dollar sign ("makes 2000 a week",
-        "sells them for 40.", "60 more dollars": the givens extractor reads those as plain numbers). The written number of a percent given (25 for "25%") is a plain 25 and nothing
-        else: reading it as dollars is the confusion."""
+        "sells them for 40.", "60 more dollars": the givens extractor reads those as plain numbers). The
+        written number of a percent given (25 for "25%") is a plain 25 and nothing else: reading it as dollars
+        is the confusion."""
         chain = self.chain
         refs = list(dict.fromkeys(chain.candidates(lit)))
         if not refs:
@@ -233,8 +236,8 @@ class _Labeller:
 
         slots = [i for i, t in enumerate(tokens) if t[0] == "num"]
         bare = len(tokens) == 1
-        options = [self.options(Fraction(tokens[i][1]), money, any(_near(r, Fraction(tokens[i][1])) for r in texts),
-                                bare) for i in slots]
+        lits = [Fraction(tokens[i][1]) for i in slots]
+        options = [self.options(lit, money, any(_near(r, lit) for r in texts), bare) for lit in lits]
 
         def penalty(combo) -> tuple:
             refs = [c[1] for c in combo if c[0] == "ref"]
@@ -636,6 +639,21 @@ def solution_level(records: Sequence[dict[str, Any]], judge: str = "verifier") -
             "wrong_answer_all_steps_valid_fraction": wrong_all_valid / err if err else None}
 
 
-__all__ = ["AnnotatedStep", "REFERENCE", "ReadReport", "final_answer", "fover_record", "group_counts", "is_reference",
-           "label_items", "label_solution", "label_stats",
-           "processbench_record", "read_completions", "read_steps", "score_record", "score_records", "solution_level"]
+__all__ = [
+    "REFERENCE",
+    "AnnotatedStep",
+    "ReadReport",
+    "final_answer",
+    "fover_record",
+    "group_counts",
+    "is_reference",
+    "label_items",
+    "label_solution",
+    "label_stats",
+    "processbench_record",
+    "read_completions",
+    "read_steps",
+    "score_record",
+    "score_records",
+    "solution_level",
+]

@@ -42,7 +42,8 @@ def perturbations(problem: Problem, prefix: Sequence[dict[str, Any]], chosen: di
         except (QuantError, ValueError, KeyError):
             pass
     # a value another valid order of the gold computes (a rate first, 16 * 2 before 3 * 2) is no negative
-    gold_values = _ValueIndex(gold_values + _reachable_cached(problem, list(gold) or list(prefix) + [chosen], as_step))
+    reach = _reachable_cached(problem, list(gold) or list(prefix) + [chosen], as_step)
+    gold_values = _ValueIndex(gold_values + reach)
     step = as_step(chosen)
     variants: list[tuple[str, str | None, tuple[str, ...]]] = []
     if step.expr is not None:
@@ -339,8 +340,8 @@ _REACH_CACHE: dict[tuple, list[Value]] = {}
 
 def _reachable_cached(problem: Problem, gold: list[dict[str, Any]], as_step) -> list[Value]:
     """`reachable_values` once per problem and gold chain (perturbations runs once per gold step)."""
-    key = (problem.id, json.dumps(problem.givens, sort_keys=True, default=str), json.dumps(gold, sort_keys=True,
-                                                                                          default=str))
+    key = (problem.id, json.dumps(problem.givens, sort_keys=True, default=str),
+           json.dumps(gold, sort_keys=True, default=str))
     if key not in _REACH_CACHE:
         if len(_REACH_CACHE) > 64:
             _REACH_CACHE.clear()
