@@ -164,10 +164,9 @@ def _money_count(question: str, given: dict[str, Any]) -> bool:
     """A count given (digits, no unit) that the question states as money without a dollar sign: "dollars"
     right after it ("16 dollars each", "60 more dollars"; not "20 dollar bills"), or a money verb or "for"
     right before it with the clause ending there ("sells them for 40.", "makes 2000 a week"; not "for 3
-    hours")."""A count given (digits, no unit) that the question states as money without a dollar sign: "dollars"
-    right after it ("16 dollars each", "60 more dollars"; not "20 dollar bills"), or a money verb or "for" right before it with the
-    clause ending there ("sells them for 40.", "makes 2000 a week"; not "for 3 hours")."""
-    if str(given.get("unit") or "").strip() or not re.fullmatch(r"[\d,]+(?:\.\d+)?", str(given.get("text") or "")):
+    hours")."""
+    text = str(given.get("text") or "")
+    if str(given.get("unit") or "").strip() or not re.fullmatch(r"[\d,]+(?:\.\d+)?", text):
         return False
     start, end = given.get("start"), given.get("end")
     if not isinstance(start, int) or not isinstance(end, int):
