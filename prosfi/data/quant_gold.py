@@ -295,7 +295,10 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
         # citing a step next to one of that step's own inputs (`g3 / s1` with s1 = g3 / g1) risks a value that
         # does not depend on the shared input: prefer another reading when there is one
         shared = sum(1 for r in set(refs) if step_refs.get(r, set()) & set(refs))
-        return (len(refs) - len(set(refs)), shared,
+        # a listed constant written where a given states the number is read as the constant by the chain rules
+        # (`2 + s1` is an offset of 2): cite the given instead
+        uncited = sum(1 for o, c in zip(options, combo) if c is None and any(x in chain.env for x in o if x))
+        return (len(refs) - len(set(refs)), uncited, shared,
                 sum(combo_i for combo_i in (o.index(c) for o, c in zip(options, combo))))
 
     combos = list(itertools.islice(itertools.product(*options), 512))
