@@ -1,11 +1,13 @@
 """FoVer labels for solutions written in GSM8K's own style: each `<<expr=value>>` annotation is a step.
 
 A GSM8K-style solution is free text with calculator annotations and a final `#### N` or `A: N`. Each
-annotation becomes a quantity step `{"id": "sK", "expr", "value", "unit"}`: its literals are mapped to the
-problem's givens or to earlier annotations' results where the numbers match (Q2's reading of the annotations,
-`prosfi.data.gsm8k` and `prosfi.data.quant_gold`, so a gold chain and a labelled solution read the same
-text the same way), and the verifier (`prosfi.quant.check_quantity`) labels it: `True` = the step is
-symbolically valid (its stated value is what its expression computes, with no dimension error on the way).
+annotation becomes a quantity step `{"id": "sK", "expr", "value", "unit"}`, read by the same code as the
+gold chains (`prosfi.data.gsm8k`, `prosfi.data.quant_gold`), and labelled `True` (symbolically valid) when
+its arithmetic is right on plain numbers (the verifier, `prosfi.quant.check_quantity`; an annotation states
+no unit) and some reading of its literals as givens, earlier results or plain numbers is free of dimension
+errors (`read_steps`). A reading is never chosen greedily: a number the text leaves open (10 that is both
+"10 hours" and "$10", an invented number, a plain-text result) is tried every way, and only a unit
+confusion that no reading resolves (`$80 + 25` with 25 the written number of "25%") is an error.
 
 Validity is not groundedness. A separate per-step `grounded` flag with its reason records operand
 provenance: a literal that is neither a given, an earlier result nor a listed constant
