@@ -200,7 +200,38 @@ ATTACKS = {
 }
 
 
-@pytest.mark.parametrize("name", list(ATTACKS))
+# Judged and left (docs/quantity.md, "What the rules cannot see"); strict: a change that closes one must move it.
+KNOWN_LIMITS = {
+    # multiples a word licenses in its natural readings: half -> x 0.5, x 2 (undo a half), x 1.5 (half as many more);
+    # twice -> x 2, x 3 ("twice as many, how many together")
+    "'half' licenses doubling": "undoing a stated half (B is half of A: A = 2 B) is honest",
+    "'half' licenses x1.5": "'half as many more' is x 1.5",
+    "'twice' licenses x3": "'twice as many, how many together' is x 3",
+    # physics formulas carry their own 2 and 0.5 (v = 2 d / t, 0.5 m v^2 split over steps): a physical step may use
+    # one of them without a word; the dimension check and the gold still bind it
+    "physics: unstated x2 in a formula-free step": "a physical step's 2 or 0.5 is read as its formula's",
+    "physics: unstated x2 on one given": "a physical step's 2 or 0.5 is read as its formula's",
+    # honest work that needs a count the question does not state (world knowledge), or a data shape we do not read
+    "Bob + (Bob + 5) in one step": "a value added twice is a count of 2 the question does not state; two steps work",
+    "the same number, added": "a value added twice is a count of 2 the question does not state",
+    "handshakes n (n - 1) / 2": "the halving is world knowledge (each pair counted once)",
+    "average of three listed scores / 3": "the count of listed values is not a given; average(g1, g2, g3) works",
+    "percent number claimed in percent": "60 claimed as '60 percent' is 0.6, not the 60 the step computes",
+    "sum and difference, halved": "the halving is algebra the question does not state",
+    "convert to SI, then the formula": "a step that only converts restates its input (units convert by themselves)",
+    "convert both givens, then multiply": "a step that only converts restates its input (units convert by themselves)",
+    "dollars from cents, claimed in USD": "a plain gold is read in the chain's own unit (cents), as GSM8K writes",
+    "dollars from cents, converted": "a plain gold is read in the chain's own unit (cents), as GSM8K writes",
+    "a price written as its number": "a literal is a plain number: a price keeps its USD only when cited by id",
+}
+
+
+def _cases(names):
+    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_LIMITS[n])) if n in KNOWN_LIMITS
+            else n for n in names]
+
+
+@pytest.mark.parametrize("name", _cases(ATTACKS))
 def test_no_redteam2_attack_reaches_the_top_reward(name):
     problem, steps, answer = ATTACKS[name]
     assert steps, name
@@ -309,7 +340,7 @@ HONEST = {
 }
 
 
-@pytest.mark.parametrize("name", list(HONEST))
+@pytest.mark.parametrize("name", _cases(HONEST))
 def test_honest_redteam2_chains_earn_the_top_reward(name):
     problem, steps, answer = HONEST[name]
     for mode, r in zip(MODES, _rewards(problem, steps, answer)):
