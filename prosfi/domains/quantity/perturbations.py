@@ -299,7 +299,8 @@ def reachable_values(problem: Problem, gold: Sequence[dict[str, Any]], as_step: 
 
 class _ValueIndex:
     """Values looked up by dimension and magnitude (sorted floats, bisected): `has(v)` is `_same` against any
-    of them, without comparing a twin with every one of the hundreds of values a gold tree reaches."""
+    of them (either way round), without comparing a twin with every one of the hundreds of values a gold
+    tree reaches."""
 
     def __init__(self, values: Sequence[Value]):
         import bisect
@@ -318,20 +319,20 @@ class _ValueIndex:
             entries.sort()
 
     def has(self, v: Value) -> bool:
-        if any(_same(v, h, self.tol) for h in self.huge):
+        if any(_same(v, h, self.tol) or _same(h, v, self.tol) for h in self.huge):
             return True
         entries = self.by_dims.get(v.dims, [])
         try:
             x = float(v.mag)
         except OverflowError:
-            return any(_same(v, self.values[i], self.tol) for _, i in entries)
+            return any(_same(v, self.values[i], self.tol) or _same(self.values[i], v, self.tol) for _, i in entries)
         w = 2 * self.tol.rel * max(abs(x), self.tol.abs_eps)
         lo = self._bisect.bisect_left(entries, (x - w, -1))
         for y, i in entries[lo:]:
             if y > x + w:
                 break
-            if _same(v, self.values[i], self.tol):
-                return True
+            if _same(v, self.values[i], self.tol) or _same(self.values[i], v, self.tol):
+                return True  # either way round: the tolerance scales with one side, and a twin at its edge
         return False
 
 
