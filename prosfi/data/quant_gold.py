@@ -150,6 +150,8 @@ class _Chain:
                 continue
             if str(g.get("unit") or "").strip() in ("percent", "%"):
                 self.percent[gid] = self.written[gid]
+        self.nouns = {str(g["id"]): given_noun(problem.question, g) for g in problem.givens}
+        self.factor_only = {str(g["id"]) for g in problem.givens if _FACTOR_WORD.fullmatch(str(g.get("text") or ""))}
         self.constants = allowed_constants(problem)
         self.steps: list[dict[str, Any]] = []  # {"key", "tokens", "value": Value, "shown": Fraction|float}
         self.used: set[str] = set()
@@ -167,6 +169,8 @@ class _Chain:
                 ok = _close(v.mag, lit)
             else:
                 ok = gid in self.written and self.written[gid] == lit
+                if not ok and _money(v):  # "5 cents" written $0.05, "$0.25" written 25 (cents)
+                    ok = any(_close(v.magnitude_in(u), lit) for u in ("USD", "cent"))
             if ok:
                 givens.append(gid)
         givens.sort(key=lambda g: g in self.used)
@@ -177,6 +181,108 @@ class _Chain:
         if key in self.env:
             return self.env[key]
         return next(s["value"] for s in self.steps if s["key"] == key)
+
+
+_FACTOR_WORD = re.compile(r"(?i)twice|double|doubled|triple|tripled|thrice|quadruple|quadrupled")
+_SKIP_WORDS = frozenset("more less of per a an the each and than times extra other additional fewer".split())
+_WORD = re.compile(r"\$|[A-Za-z][A-Za-z'’]*")
+_NUMBER_WORDS = re.compile(r"(?i)^(?:and|a|half|halves|dozen|hundred|thousand|million|billion|zero|one|two|three|"
+                           r"four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+                           r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|"
+                           r"thirds?|quarters?|fourths?|fifths?|sixths?|sevenths?|eighths?|ninths?|tenths?|twelfths?)$")
+
+
+def _noun_after(text: str) -> str:
+    """The first word after a number that says what it counts ("9 inpatients" -> "inpatient", "$20" -> "$")."""
+    for w in _WORD.findall(text[:60]):
+        if w == "$":
+            return "$"
+        lw = w.lower().rstrip("'’s") if w.lower().endswith(("'s", "’s")) else w.lower()
+        if lw in _SKIP_WORDS or _NUMBER_WORDS.match(lw):
+            continue
+        return _stem(lw)
+    return ""
+
+
+def _stem(word: str) -> str:
+    w = word.lower()
+    for suffix in ("ies", "es", "s"):
+        if w.endswith(suffix) and len(w) > len(suffix) + 2:
+            return w[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return w
+
+
+def given_noun(question: str, g: dict) -> str:
+    """What a given counts, read from the question: its unit word ("nine hours" -> "hour"), `$` for money,
+    else the noun right after it ("9 inpatients" -> "inpatient")."""
+    text = str(g.get("text") or "")
+    if text.lstrip().startswith("$") or str(g.get("unit") or "") == "USD":
+        return "$"
+    words = [w for w in _WORD.findall(text) if not _NUMBER_WORDS.match(w)]
+    try:
+        rest = question[int(g.get("end", 0)):]
+    except (TypeError, ValueError):
+        rest = ""
+    noun = _stem(words[-1]) if words else _noun_after(rest)
+    if noun == "time":  # "three times as long" is a multiplier, "three times a day" a count
+        nxt = re.match(r"\s*(?:times?\s+)?([A-Za-z]+)", rest if not words else rest)
+        noun = f"time {nxt.group(1).lower()}" if nxt else noun
+    return noun
+
+
+def literal_nouns(line: str, lit: Fraction) -> set[str]:
+    """The nouns the solution line writes after the number `lit` ("has 9 inpatients, so ... 9 * 20" ->
+    {"inpatient"}; "three times as long" -> {"time as"}), read like the question's givens; `$` for `$9`."""
+    from prosfi.quant import extract_givens
+
+    if not line:
+        return set()
+    text = re.sub(r"<<[^<>]*>>", " ", line)
+    out: set[str] = set()
+    for g in extract_givens(text, units="money"):
+        try:
+            value = Fraction(g.value)
+        except (ValueError, ZeroDivisionError):
+            continue
+        if value != lit and not (g.unit == "cent" and value / 100 == lit):
+            continue
+        if re.match(r"\s*[-+*/x×=]\s*[\d$(]", text[g.end:]) and not re.search(r"[A-Za-z]", g.text):
+            continue  # an operator follows: no noun here
+        noun = given_noun(text, g.to_dict())
+        if noun:
+            out.add(noun)
+    return out
+
+
+def resolve_givens(chain: "_Chain", gids: list[str], lit: Fraction, line: str, slots: int = 1) -> tuple[list[str], str]:
+    """Which of several givens with the value `lit` the solution means, or none: never a guess. In order:
+    givens that count the same thing (the same noun or unit) are interchangeable, and so are givens the step
+    cites all of (`3 * 3` for "3 sprints 3 times a week"); else the noun the solution writes after the number
+    decides ("9 inpatients" against "nine hours" and "9 inpatients"), else the one whose noun the solution line
+    names at all; else a given not yet cited when all the others already are (each stated number is used
+    once). Returns (the givens it may be, "") or (all of them, why not) for the caller to settle by unit."""
+    if len(gids) < 2:
+        return gids, ""
+    nouns = {g: chain.nouns.get(g, "") for g in gids}
+    if len(set(nouns.values())) == 1 or slots >= len(gids):
+        return gids, ""
+    said = literal_nouns(line, lit)
+    hit = [g for g in gids if nouns[g] and nouns[g] in said]
+    if hit and len({nouns[g] for g in hit}) == 1:
+        return hit, ""
+    words = {_stem(w) for w in re.findall(r"[A-Za-z]+", re.sub(r"<<[^<>]*>>", " ", line))}
+    named = [g for g in gids if nouns[g] and nouns[g].split()[0] in words]
+    if named and len({nouns[g] for g in named}) == 1 and len(named) < len(gids):
+        return named, ""
+    unused = [g for g in gids if g not in chain.used]
+    if len(unused) == 1:
+        return unused, ""
+    what = ", ".join(f"{g} ({nouns[g] or 'no noun'})" for g in gids)
+    return gids, f"ambiguous: {number_text_short(lit)} could be {what}"
+
+
+def number_text_short(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{float(x):g}"
 
 
 def _fraction_givens(chain: _Chain) -> dict[Fraction, str]:
@@ -267,19 +373,38 @@ def _money(v) -> bool:
     return len(v.dims) > _CURRENCY and v.dims[_CURRENCY] == 1
 
 
-def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, money: bool = False):
+def _factor_placed(tokens: Sequence[tuple[str, Any]], i: int) -> bool:
+    """A multiplier word ("twice", "triple") may only multiply: `x * g`, `g * x`, never `x / g` or `x + g`."""
+    before = tokens[i - 1] if i > 0 else None
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    return ("op", "*") in (before, after) and before != ("op", "/")
+
+
+def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, money: bool = False, line: str = ""):
     """Map every literal to a ref or an allowed constant so that the expression still evaluates to
     `result`. Returns (tokens, value) or (None, reason). Combinations are tried best first: distinct refs,
-    no ref standing for 0 or 1 (a cited 1 or 0 would not change the value), earlier options first."""
+    no ref standing for 0 or 1 (a cited 1 or 0 would not change the value), earlier options first. Givens
+    that share the literal's value are resolved by `resolve_givens`; where it cannot tell them apart, the
+    grounding stands only if no other of them would also fit (by unit: `$4 * $1.5` is dollars squared), else
+    the step is refused as ambiguous: a gold trace never guesses which quantity the solution meant."""
     import itertools
 
     from prosfi.quant import QuantError
 
     slots = [i for i, t in enumerate(tokens) if t[0] == "num"]
     options: list[list[Any]] = []
-    for i in slots:
+    contested: dict[int, tuple[list[str], str]] = {}  # slot index -> (the givens it cannot tell apart, why)
+    for n, i in enumerate(slots):
         lit = Fraction(tokens[i][1])
         opts: list[Any] = list(dict.fromkeys(chain.candidates(lit)))
+        opts = [o for o in opts if o not in chain.factor_only or _factor_placed(tokens, i)]
+        gids = [o for o in opts if o in chain.env]
+        same_here = sum(1 for j in slots if Fraction(tokens[j][1]) == lit)
+        kept, why = resolve_givens(chain, gids, lit, line, same_here)
+        if why:
+            contested[n] = (gids, why)
+        else:
+            opts = [o for o in opts if o not in chain.env or o in kept]
         if lit in chain.constants:
             opts.insert(0, None) if lit in (0, 1) else opts.append(None)  # None: keep the literal
         if not opts:
@@ -296,11 +421,8 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
         return (len(refs) - len(set(refs)), shared,
                 sum(combo_i for combo_i in (o.index(c) for o, c in zip(options, combo))))
 
-    combos = list(itertools.islice(itertools.product(*options), 512))
-    combos.sort(key=penalty)
-    last_reason = "value: no grounding reproduces the stated result"
-    fallback = None
-    for combo in combos[:_ATTEMPTS]:
+    def trial(combo):
+        """(tokens, value, fits, in_usd, reason) for one assignment of the literals."""
         out = list(tokens)
         for i, pick in zip(slots, combo):
             if pick is not None:
@@ -309,17 +431,53 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
             v = _evaluate(chain, out)
             shown = chain.shown(v)
         except QuantError as exc:
-            last_reason = f"{'dimension' if exc.kind == 'dimension' else 'evaluation'}: {exc}"
-            continue
+            return out, None, False, False, f"{'dimension' if exc.kind == 'dimension' else 'evaluation'}: {exc}"
         if len(v.dims) > _CURRENCY and abs(v.dims[_CURRENCY]) > 1:
-            last_reason = "dimension: dollars times dollars"
-            continue
+            return out, None, False, False, "dimension: dollars times dollars"
+        if _money(v) and not _close(shown, result, 1e-6):  # 20 x 25 cents = $5: the solution's unit
+            for unit in ("USD", "cent"):
+                if _close(v.magnitude_in(unit), result, 1e-6):
+                    v = type(v)(v.mag, v.dims, unit)
+                    shown = chain.shown(v)
+                    break
         if _close(shown, result, 1e-6):
-            if money and not _money(v):
-                fallback = fallback or (out, v)  # the solution says dollars: look for a grounding in USD
+            return out, v, True, _money(v), ""
+        return out, v, False, False, (f"value: grounded expression gives {float(shown):g}, the solution says "
+                                      f"{float(result):g}")
+
+    def unambiguous(combo, in_usd) -> str:
+        """'' when no other contested given would fit in place of the one picked, else why not."""
+        for n, (gids, why) in contested.items():
+            pick = combo[n]
+            if pick not in gids:
                 continue
-            return out, v
-        last_reason = f"value: grounded expression gives {float(shown):g}, the solution says {float(result):g}"
+            for other in gids:
+                if other == pick or other in combo:
+                    continue
+                alt = list(combo)
+                alt[n] = other
+                _, _, fits, alt_usd, _ = trial(alt)
+                if fits and alt_usd == in_usd:
+                    return why
+        return ""
+
+    combos = list(itertools.islice(itertools.product(*options), 512))
+    combos.sort(key=penalty)
+    last_reason = "value: no grounding reproduces the stated result"
+    fallback = None
+    for combo in combos[:_ATTEMPTS]:
+        out, v, fits, in_usd, reason = trial(combo)
+        if not fits:
+            last_reason = reason or last_reason
+            continue
+        why = unambiguous(combo, in_usd)
+        if why:
+            last_reason = why
+            continue
+        if money and not in_usd:
+            fallback = fallback or (out, v)  # the solution says dollars: look for a grounding in USD
+            continue
+        return out, v
     return fallback if fallback is not None else (None, last_reason)
 
 
@@ -375,7 +533,8 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
         tokens = _percent_rewrite(tokens, chain)
         if sum(1 for t in tokens if t[0] != "op") <= 1:
             continue  # `<<40=40>>`: restates a number, not a computation
-        grounded, v = _ground(chain, tokens, result, bool(getattr(info, "money", False)))
+        grounded, v = _ground(chain, tokens, result, bool(getattr(info, "money", False)),
+                              str(getattr(info, "text", "") or ""))
         if grounded is None:
             first_issue = first_issue or f"{v} in {expr!r}"
             continue
@@ -398,24 +557,39 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
         key = f"s{len(chain.steps) + 1}"
         chain.steps.append({"key": key, "tokens": grounded, "value": v, "shown": chain.shown(v)})
         chain.used.update(k for kind, k in grounded if kind == "ref")
-    # the answer: the last step showing it (or showing answer/100 when the answer is a percentage)
-    final, unit = None, ""
+    # the answer: the last step showing it in the answer's own unit (decided from the record, never from the
+    # chain: `gsm8k.answer_unit`), or showing answer/100 when a plain answer is a percentage
+    want = str((problem.answer or {}).get("unit") or "") if isinstance(problem.answer, dict) else ""
+    final, unit = None, want
     for s in reversed(chain.steps):
-        if _close(s["shown"], answer, 1e-6):
+        v = s["value"]
+        if want in ("USD", "cent"):
+            if _money(v) and v.dims[_CURRENCY] == 1 and sum(map(abs, v.dims)) == 1 and \
+                    _close(v.magnitude_in(want), answer, 1e-6):
+                final = s
+                s["value"] = type(v)(v.mag, v.dims, want)
+                s["shown"] = chain.shown(s["value"])
+                break
+        elif want == "percent":
+            if v.dimensionless and _close(s["shown"] * 100, answer, 1e-6):
+                final = s
+                break
+        elif v.dimensionless and _close(s["shown"], answer, 1e-6):
             final = s
             break
-    if final is None:
+    if final is None and not want:
         for s in reversed(chain.steps):
             if s["value"].dimensionless and _close(s["shown"] * 100, answer, 1e-6):
                 final, unit = s, "percent"
                 break
     if final is None:
+        shown_as = [s for s in chain.steps if _close(s["shown"], answer, 1e-6)]
+        if shown_as and not first_issue:
+            got = shown_as[-1]["value"].unit or "a plain number"
+            return Built(None, f"unit: the chain computes {float(answer):g} as {got}, the answer is "
+                               f"{want or 'a plain number'}")
         why = first_issue or f"answer: no equation computes {float(answer):g}"
         return Built(None, why)
-    if not unit and not final["value"].dimensionless:
-        unit = final["value"].unit
-        if not re.fullmatch(r"[A-Za-z_]+", unit or ""):
-            return Built(None, f"unit: the chain ends in {unit!r}, a compound unit for a plain-number answer")
     # keep the answer's dependency closure, renumbered s1..sk in order
     by_key = {s["key"]: s for s in chain.steps}
     need, stack = set(), [final["key"]]
@@ -459,6 +633,6 @@ def attach_gold(problem, equations, answer) -> None:
         problem.extra["gold_issue"] = built.issue
         return
     problem.extra["gold_steps"] = built.steps
-    if built.unit:
+    if built.unit == "percent" and not problem.answer.get("unit"):  # 0.25 computed for "#### 25"
         problem.target["unit"] = built.unit
         problem.answer["unit"] = built.unit
