@@ -150,6 +150,7 @@ class _Chain:
                 continue
             if str(g.get("unit") or "").strip() in ("percent", "%"):
                 self.percent[gid] = self.written[gid]
+        self.texts = {str(g["id"]): str(g.get("text") or "") for g in problem.givens}
         self.nouns = {str(g["id"]): given_noun(problem.question, g) for g in problem.givens}
         self.factor_only = {str(g["id"]) for g in problem.givens if _FACTOR_WORD.fullmatch(str(g.get("text") or ""))}
         self.constants = allowed_constants(problem)
@@ -162,7 +163,7 @@ class _Chain:
     def candidates(self, lit: Fraction) -> list[str]:
         """Refs a literal may stand for, best first: an unused earlier result (latest first), a given
         (unused first), a used earlier result; a listed constant is the caller's last resort."""
-        unused = [s["key"] for s in reversed(self.steps) if s["key"] not in self.used and _close(s["shown"], lit)]
+        unused = [s["key"] for s in reversed(self.steps) if s["key"] not in self.used and self._shows(s, lit)]
         givens = []
         for gid, v in self.env.items():
             if v.dimensionless:
@@ -174,8 +175,18 @@ class _Chain:
             if ok:
                 givens.append(gid)
         givens.sort(key=lambda g: g in self.used)
-        used = [s["key"] for s in reversed(self.steps) if s["key"] in self.used and _close(s["shown"], lit)]
-        return unused + givens + used
+        used = [s["key"] for s in reversed(self.steps) if s["key"] in self.used and self._shows(s, lit)]
+        # a percentage cited by the number written ("100% / 20%" worked as 100/20): last, and only where the
+        # value still comes out right (the grounding checks it)
+        written = [g for g, n in self.percent.items() if n == lit and g not in givens]
+        return unused + givens + used + written
+
+    def _shows(self, step: dict, lit: Fraction) -> bool:
+        """The step's value is `lit` as shown, or in the other currency unit (100 cents is the $1 after it)."""
+        if _close(step["shown"], lit):
+            return True
+        v = step["value"]
+        return _money(v) and sum(map(abs, v.dims)) == 1 and any(_close(v.magnitude_in(u), lit) for u in ("USD", "cent"))
 
     def value_of(self, key: str):
         if key in self.env:
@@ -302,6 +313,16 @@ def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple
     for gid, n in chain.percent.items():
         by_n.setdefault(n, gid)
     fractions = _fraction_givens(chain)
+
+    def free(x: Fraction) -> bool:  # a literal nothing else grounds
+        return not chain.candidates(x) and x not in chain.constants
+
+    if len(tokens) == 5 and [t[0] for t in tokens[::2]] == ["num"] * 3 and [t[1] for t in tokens[1::2]] == ["*", "/"]:
+        # "four-fifths of 60": `4 * 60 / 5` (or `60 * 4 / 5`) is `g * 60`
+        a, b, k = (Fraction(t[1]) for t in tokens[::2])
+        for n, x in ((a, tokens[2]), (b, tokens[0])):
+            if k and n / k in fractions and n / k != n and (free(n) or free(k)):
+                return [("ref", fractions[n / k]), ("op", "*"), x]
     out: list[tuple[str, Any]] = []
     i = 0
     while i < len(tokens):
@@ -310,11 +331,23 @@ def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple
         if t[0] == "num" and i + 2 < len(tokens) and tokens[i + 1][0] == "op" and not after_div \
                 and tokens[i + 2][0] == "num" and not (i + 3 < len(tokens) and tokens[i + 3] == ("op", "**")):
             n, op, k = Fraction(t[1]), tokens[i + 1][1], Fraction(tokens[i + 2][1])
-            if n in by_n and ((op == "/" and k == 100) or (op == "*" and k == Fraction(1, 100))):
+            hundredth = (op == "/" and k == 100) or (op == "*" and k == Fraction(1, 100))
+            if n in by_n and hundredth:
                 out.append(("ref", by_n[n]))
                 i += 3
                 continue
-            if op == "/" and k != 0 and (n / k) in fractions and not chain.candidates(n):
+            if hundredth and n == 100:  # `100/100`: the whole, 1
+                out.append(("num", "1"))
+                i += 3
+                continue
+            step = next((st["key"] for st in reversed(chain.steps) if _close(st["shown"], n / 100)), None)
+            if hundredth and step is not None and not chain.candidates(n):  # "10 years * 5% = 50%", then 50*.01
+                out.append(("ref", step))
+                i += 3
+                continue
+            if op == "/" and k != 0 and (n / k) in fractions and (
+                    not chain.candidates(n) or not chain.candidates(k) or
+                    chain.texts.get(fractions[n / k], "").replace(" ", "") == f"{t[1]}/{tokens[i + 2][1]}"):
                 out.append(("ref", fractions[n / k]))
                 i += 3
                 continue
@@ -323,6 +356,21 @@ def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple
             k = Fraction(tokens[i + 1][1])
             if k not in (0, 1, 2) and not chain.candidates(k) and (1 / k) in fractions:
                 out += [("op", "*"), ("ref", fractions[1 / k])]
+                i += 2
+                continue
+            # "two thirds of 9300" worked as `9300 / 3`, then `* 2`: `x / 3` is `x * g / 2`
+            whole = next((g for f, g in fractions.items() if f.denominator == k and f.numerator != 1), None)
+            if k not in (0, 1, 2) and free(k) and whole is not None and \
+                    Fraction(fractions_inv(fractions)[whole].numerator) in chain.constants:
+                n = fractions_inv(fractions)[whole].numerator
+                out += [("op", "*"), ("ref", whole), ("op", "/"), ("num", str(n))]
+                i += 2
+                continue
+        if t == ("op", "*") and i + 1 < len(tokens) and tokens[i + 1][0] == "num" and \
+                not (i + 2 < len(tokens) and tokens[i + 2] in (("op", "**"), ("op", "/"))):
+            k = Fraction(tokens[i + 1][1])
+            if k > 2 and free(k) and (1 / k) in fractions:  # "one-quarter inch beads": 17 inches * 4 = 17 / g
+                out += [("op", "/"), ("ref", fractions[1 / k])]
                 i += 2
                 continue
         if t[0] == "num" and not chain.candidates(Fraction(t[1])) and Fraction(t[1]) not in chain.constants:
@@ -338,6 +386,10 @@ def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple
         out.append(t)
         i += 1
     return out
+
+
+def fractions_inv(fractions: dict[Fraction, str]) -> dict[str, Fraction]:
+    return {g: f for f, g in fractions.items()}
 
 
 def _ops(tokens: Sequence[tuple[str, Any]]) -> int:
@@ -359,11 +411,30 @@ def _render(tokens: Sequence[tuple[str, Any]], names: dict[str, str] | None = No
     return re.sub(r"\( ", "(", re.sub(r" \)", ")", text))
 
 
-def _evaluate(chain: _Chain, tokens: Sequence[tuple[str, Any]]):
+def _evaluate(chain: _Chain, tokens: Sequence[tuple[str, Any]], scale: str | None = None):
+    """The expression's value; with `scale`, that ref's value is multiplied by 1.37 (0 becomes 1), as the
+    chain rules' sensitivity check does."""
     from prosfi.quant import evaluate, parse_expr
 
     env = {k: chain.value_of(k) for kind, k in tokens if kind == "ref"}
+    if scale is not None:
+        v = env[scale]
+        env[scale] = type(v)(v.mag * Fraction(137, 100) if v.mag else Fraction(1), v.dims, v.unit)
     return evaluate(parse_expr(_render(tokens)), env)
+
+
+def _insensitive(chain: _Chain, tokens: Sequence[tuple[str, Any]], v) -> str | None:
+    """A cited ref whose value does not change the result (`s1 - s3 + s3`): the chain rules reject such a
+    step, so the grounding is not taken."""
+    from prosfi.quant import QuantError
+
+    for ref in dict.fromkeys(k for kind, k in tokens if kind == "ref"):
+        try:
+            if _evaluate(chain, tokens, ref).mag == v.mag:
+                return ref
+        except QuantError:
+            continue
+    return None
 
 
 _CURRENCY = 7  # index of [currency] in prosfi.quant.units.DIM_NAMES
@@ -440,7 +511,13 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
                     v = type(v)(v.mag, v.dims, unit)
                     shown = chain.shown(v)
                     break
+        if v.dimensionless and v.unit and not _close(shown, result, 1e-6) and _close(v.mag, result, 1e-6):
+            v = type(v)(v.mag, v.dims, "")  # 100% - 80% worked as the fraction 0.2, not as 20 (percent)
+            shown = chain.shown(v)
         if _close(shown, result, 1e-6):
+            dead = _insensitive(chain, out, v)
+            if dead is not None:
+                return out, v, False, False, f"insensitive: the result does not depend on {dead}"
             return out, v, True, _money(v), ""
         return out, v, False, False, (f"value: grounded expression gives {float(shown):g}, the solution says "
                                       f"{float(result):g}")
@@ -474,8 +551,8 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
         if why:
             last_reason = why
             continue
-        if money and not in_usd:
-            fallback = fallback or (out, v)  # the solution says dollars: look for a grounding in USD
+        if money != in_usd:  # the line says dollars (or does not): look for a grounding that agrees first
+            fallback = fallback or (out, v)
             continue
         return out, v
     return fallback if fallback is not None else (None, last_reason)

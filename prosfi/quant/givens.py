@@ -113,8 +113,12 @@ _UNIT_AFTER = re.compile(rf"(?:\s*|-)(?P<u>{_UNIT_TOKEN})(?![\w/])(?:\s+(?P<u2>C
 
 
 # Numbers that name something rather than count it: a chain must not multiply with them, so they are no givens.
-_CLOCK = re.compile(r"(?<![\d.:])\d{1,2}(?::\d{2}(?!\d)(?:\s*(?:[ap]\.?m\.?|o'?clock)(?![A-Za-z]))?"
-                    r"|\s*(?:[ap]\.?m\.?|o'?clock)(?![A-Za-z]))", re.IGNORECASE)
+_MERIDIEM = r"\s*(?:[ap]\.?m\.?|o'?clock|noon|midnight)(?![A-Za-z])"
+_CLOCK = re.compile(
+    rf"(?<![\d.:])(?P<t>\d{{1,2}}(?::[0-5]\d(?!\d))?{_MERIDIEM})"  # 5 pm, 5:30 p.m., 3 o'clock
+    rf"|\b(?:at|from|to|until|till|by|before|after|between|since|around|and)\s+(?P<t2>\d{{1,2}}:[0-5]\d)(?![\d:])"
+    rf"|(?<=\d)\s*-\s*(?P<t3>\d{{1,2}}:[0-5]\d)(?![\d:])",
+    re.IGNORECASE)  # "at 5:30", "1:00 - 6:00"; a ratio "7:11" is neither
 _LABEL = re.compile(r"\b(?:Route|Highway|Hwy|Interstate|I-|US-|Road|Street|Avenue|Room|Apartment|Apt\.?|Flight|Bus|"
                     r"Channel|Gate|Platform|Locker|No\.|Number)\s*#?\s*(\d+)\b|#\s*(\d+)\b")
 _YEAR = re.compile(r"\b(?:in|since|until|till|during|before|after|by|from|of|year|summer|winter|spring|fall|"
@@ -127,7 +131,7 @@ _YEAR = re.compile(r"\b(?:in|since|until|till|during|before|after|by|from|of|yea
 def _name_spans(q: str) -> list[tuple[int, int]]:
     """Where the question names a clock time (`1:00 PM`, `3 pm`), a road or room number (`Route 66`), or a year
     (`in 2019`): spans no given may start in."""
-    spans = [m.span() for m in _CLOCK.finditer(q)]
+    spans = [m.span(next(k for k in ("t", "t2", "t3") if m.group(k))) for m in _CLOCK.finditer(q)]
     spans += [m.span(1) if m.group(1) else m.span(2) for m in _LABEL.finditer(q)]
     spans += [m.span(1) for m in _YEAR.finditer(q)]
     return sorted(spans)
@@ -268,6 +272,8 @@ def extract_givens(question: str, units: str = "all") -> list[Given]:
             if m.group("words").lower().startswith("a ") and not re.search(
                     rf"hundred|thousand|million|billion|dozen|{_PARTWORD}", m.group("words"), re.I):
                 continue  # pragma: no cover - the grammar only lets "a" lead a scale word
+        if m.group("numeral") and not unit and q[end:end + 1] == "$":
+            unit, end = "USD", end + 1  # "15$", "6000$": the sign written after the number
         pct = _PERCENT_AFTER.match(q, end)
         if pct and unit != "USD":
             unit, end = "percent", pct.end()
