@@ -70,7 +70,12 @@ def test_exact_comparison_and_tolerance():
     assert status({}, expr="1/3", claim="0.3333") == "invalid"
     assert status({}, expr="1/3", claim="0.3333", tol=Tolerance(rel=1e-3)) == "valid"
     assert status({}, expr="0", claim="0") == "valid"
-    assert status({}, expr="0", claim="1e-20") == "valid"  # below rel * abs_eps
+    assert status({}, expr="0", claim="1e-20") == "invalid"  # purely relative: 0 needs 0
+    assert status({}, expr="0", claim="1e-20", tol=Tolerance(abs_eps=1e-12)) == "valid"  # an explicit floor
+    # tiny SI values compare relative to their own size: 0 C or 8x off is not an elementary charge
+    assert status({}, expr="1.602e-19", claim="1.602e-19") == "valid"
+    assert status({}, expr="1.602e-19", claim="0") == "invalid"
+    assert status({}, expr="1.602e-19", claim="1.2816e-18") == "invalid"
     assert status({}, expr="0", claim="0.001") == "invalid"
 
 

@@ -54,6 +54,7 @@ class ChainResult:
     established: bool  # the chain (or, for Uncertain, the countermodels) establishes the claim
     reason: str = ""  # why the chain is not valid; empty when it is
     failed: bool = False  # checking itself broke (the reason says how); scored as a format failure
+    credited: int | None = None  # steps that earn step_fraction credit (None: the verified ones)
 
     @property
     def chain_valid(self) -> bool:

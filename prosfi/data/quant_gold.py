@@ -28,15 +28,16 @@ _ATTEMPTS = 48
 
 
 def constant_context(problem: Problem) -> str:
-    """The text a unit-factor constant must find its context in (the chain rules' notion: question, target,
-    givens' units and texts, answer unit)."""
+    """The text a unit-factor constant must find its context in (`prosfi.quant.grounding`): the question and
+    the givens' texts, then each unit field (givens, target, answer) on its own line after a `|`, so a unit
+    symbol counts there but not inside a word ("Janet's" names no seconds)."""
     target = problem.target or {}
-    parts = [problem.question, str(target.get("name") or ""), str(target.get("unit") or "")]
-    for g in problem.givens:
-        parts += [str(g.get("unit") or ""), str(g.get("text") or "")]
+    texts = [problem.question, str(target.get("name") or "")] + [str(g.get("text") or "") for g in problem.givens]
+    units = [str(target.get("unit") or "")] + [str(g.get("unit") or "") for g in problem.givens]
     if isinstance(problem.answer, dict):
-        parts.append(str(problem.answer.get("unit") or ""))
-    return " ".join(parts)
+        units.append(str(problem.answer.get("unit") or ""))
+    tokens = [tok for u in units for tok in re.findall(r"[A-Za-z%¢]+", u)]
+    return "\n".join([" ".join(texts)] + [f"| {tok}" for tok in dict.fromkeys(tokens)])
 
 
 def allowed_constants(problem: Problem | None = None) -> frozenset[Fraction]:
@@ -476,8 +477,9 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
             contested[n] = (gids, why)
         else:
             opts = [o for o in opts if o not in chain.env or o in kept]
-        if lit in chain.constants:
-            opts.insert(0, None) if lit in (0, 1) else opts.append(None)  # None: keep the literal
+        fresh = [o for o in opts if o not in chain.env and o not in chain.used]
+        if lit in chain.constants and not (lit in (0, 1) and fresh):  # None: keep the literal (a 0 or 1 the
+            opts.insert(0, None) if lit in (0, 1) else opts.append(None)  # solution just computed is that result)
         if not opts:
             return None, f"ungrounded: literal {tokens[i][1]} (not a given, an earlier result or a listed constant)"
         options.append(opts)

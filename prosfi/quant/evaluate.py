@@ -332,10 +332,12 @@ _BINARY = {"+": add, "-": sub, "*": mul, "/": div, "//": floordiv, "%": mod, "**
 
 
 # ------------------------------------------------------------------------------- the walk
-def evaluate(expr: Expr, env: Mapping[str, Value]) -> Value:
+def evaluate(expr: Expr, env: Mapping[str, Value], literals: Mapping[int, Value] | None = None) -> Value:
     """The value of `expr` with names bound by `env` (then `pi`, `e`). Exact where possible.
+    `literals` maps `id(node)` of some `Num` (or literal `a/b`) nodes to the value they stand for (the chain
+    rules re-evaluate a step with the givens its literals were read from re-assigned).
     QuantError: "error" (unknown name), "dimension", "math", "bound"."""
-    return _eval(expr, env)
+    return _eval(expr, env, literals or {})
 
 
 def _lookup(name: str, env: Mapping[str, Value]) -> Value:
@@ -347,14 +349,16 @@ def _lookup(name: str, env: Mapping[str, Value]) -> Value:
     raise QuantError(f"unknown name {name!r}")
 
 
-def _eval(root: Expr, env: Mapping[str, Value]) -> Value:
+def _eval(root: Expr, env: Mapping[str, Value], literals: Mapping[int, Value]) -> Value:
     """Post-order walk with an explicit stack: no Python recursion, whatever the tree's shape."""
     values: list[Value] = []
     todo: list[tuple[Expr, bool]] = [(root, False)]
     while todo:
         node, ready = todo.pop()
         t = type(node)
-        if t is Num:
+        if literals and id(node) in literals:
+            values.append(literals[id(node)])
+        elif t is Num:
             values.append(Value(node.value))  # type: ignore[attr-defined]
         elif t is Name:
             values.append(_lookup(node.id, env))  # type: ignore[attr-defined]

@@ -1,14 +1,17 @@
-"""The numbers a quantity step may write as literals without citing a given (docs/quantity.md,
-"Chain rules (grounding)"). Every other literal must be the number of one of the problem's givens:
-a policy must not be able to invent the data it computes from.
+"""The numbers a quantity chain may use that no given states (docs/quantity.md, "Chain rules"): a policy
+must not be able to invent the data it computes from, neither as a literal nor through arithmetic.
 
-Two kinds of constants:
-- always allowed: 0, 1, 2 (complements `1 - x`, halving, doubling, squares) and 0.5 (one half);
-- unit factors and calendar facts (7, 12, 24, 52, 60, 100, 365, 1000, 3600), allowed only when the
-  problem names what they convert (60 needs "hour", "minute", …; 100 needs "percent", "%", "cent", …):
-  a bare 60 in a problem about eggs is an invented number, not minutes per hour.
-Small integers from 3 up are not constants: the question states them (Q1's givens extraction reads
-"three", "a dozen", "twice"), and allowing them would let a chain build any answer (`g4 * 9`).
+Two tables, both matched against the problem's own words (whole words, never a prefix or a possessive):
+
+- `ALLOWED_CONSTANTS`: the literals a step may write without citing a given. `0`, `1`, `2`, `0.5` always
+  (complements `1 - x`, squares, `sqrt(2 * a * d)`); unit factors and calendar facts (7, 12, 24, 52, 60, 100,
+  365, 1000, 1440, 3600, 86400) only where the problem names *both* things they convert (`CONSTANT_CONTEXT`:
+  60 needs hours and minutes, or minutes and seconds): a bare 60 in a problem about eggs is an invented number.
+- `MULTIPLE_WORDS`: the pure multiples a step may apply to a value (`s1 * 2`, `s1 + s1`, `s1 / 2`, `g1 + g1 +
+  g1`) only where a word states them ("twice", "double", "half", "triple"). The chain rules find such a
+  multiple by dependence (a step that is c times a given or an earlier step, whatever expression produced it),
+  so a count nobody stated cannot enter through repeated addition or a chain of doublings either.
+  A licensed unit factor is a licensed multiple too (`s1 * 60` for hours to minutes).
 
 Here, in the bottom layer, so data (gold builders) and domains (the chain rules) read one list.
 Keys are exact Fractions (`60 in ALLOWED_CONSTANTS` works for ints too); values say why.
@@ -16,14 +19,16 @@ Keys are exact Fractions (`60 in ALLOWED_CONSTANTS` works for ints too); values 
 
 from __future__ import annotations
 
+import functools
+import math
 import re
 from fractions import Fraction
 
 ALLOWED_CONSTANTS: dict[Fraction, str] = {
     Fraction(0): "zero",
-    Fraction(1): "one (complements such as 1 - x, one more)",
-    Fraction(2): "two (halves, doubles, squares)",
-    Fraction(1, 2): "one half (written 0.5)",
+    Fraction(1): "one (complements such as 1 - x)",
+    Fraction(2): "two (squares, formulas such as sqrt(2 * a * d); as a multiple it needs a word, see below)",
+    Fraction(1, 2): "one half (written 0.5; formulas such as 0.5 * m * v**2)",
     Fraction(7): "days per week",
     Fraction(12): "months per year; a dozen; inches per foot",
     Fraction(24): "hours per day",
@@ -32,49 +37,206 @@ ALLOWED_CONSTANTS: dict[Fraction, str] = {
     Fraction(100): "percent; cents per dollar; centimetres per metre",
     Fraction(365): "days per year",
     Fraction(1000): "metric prefixes (grams per kilogram, metres per kilometre); a thousand",
+    Fraction(1440): "minutes per day",
     Fraction(3600): "seconds per hour",
+    Fraction(86400): "seconds per day",
 }
 
-# constant -> words (case-insensitive prefixes) one of which the problem must contain for it to be allowed
-CONSTANT_CONTEXT: dict[Fraction, tuple[str, ...]] = {
-    Fraction(7): ("week", "day"),
-    Fraction(12): ("month", "year", "dozen", "inch", "foot", "feet", "ft"),
-    Fraction(24): ("day", "hour", "hr"),
-    Fraction(52): ("week", "year"),
-    Fraction(60): ("hour", "minute", "min", "second", "sec", "hr", "h"),
-    Fraction(100): ("percent", "%", "cent", "centi", "cm", "meter", "metre", "dollar", "$", "usd"),
-    Fraction(365): ("year", "day"),
-    Fraction(1000): ("kilo", "thousand", "gram", "meter", "metre", "liter", "litre", "milli", "km", "kg", "ml",
-                     "mg", "mm", "k"),
-    Fraction(3600): ("hour", "second", "hr", "h", "s"),
+# constant -> alternatives; each alternative is a tuple of words that must *all* appear in the problem
+CONSTANT_CONTEXT: dict[Fraction, tuple[tuple[str, ...], ...]] = {
+    Fraction(7): (("week", "day"),),
+    Fraction(12): (("month", "year"), ("dozen",), ("inch", "foot")),
+    Fraction(24): (("day", "hour"),),
+    Fraction(52): (("week", "year"),),
+    Fraction(60): (("hour", "minute"), ("minute", "second")),
+    Fraction(100): (("percent",), ("cent",), ("centimetre",)),
+    Fraction(365): (("year", "day"),),
+    Fraction(1000): (("thousand",), ("kilo",), ("milli",)),
+    Fraction(1440): (("day", "minute"),),
+    Fraction(3600): (("hour", "second"),),
+    Fraction(86400): (("day", "second"),),
 }
 
+# a concept -> the whole words (any case; a plural "s"/"es" and "ly" are read too) and the unit symbols that
+# name it; a symbol counts only right after a number ("5 h", "30mph") or in a unit field, so the possessive in
+# "Janet's" is no "s" (seconds)
+CONCEPT_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "week": (("week", "weekly", "fortnight"), ("wk",)),
+    "day": (("day", "daily", "night", "nightly"), ("d",)),
+    "hour": (("hour", "hourly", "mph", "hr"), ("h", "hr", "hrs", "mph", "kph", "kmh")),
+    "minute": (("minute", "min"), ("min", "mins")),
+    "second": (("second", "sec"), ("s", "sec", "secs")),
+    "month": (("month", "monthly"), ()),
+    "year": (("year", "yearly", "annual", "annually"), ("yr", "yrs")),
+    "dozen": (("dozen",), ()),
+    "inch": (("inch", "inches"), ("in",)),
+    "foot": (("foot", "feet"), ("ft",)),
+    "percent": (("percent", "percentage", "per cent"), ("%",)),
+    "cent": (("cent",), ("¢",)),
+    "centimetre": (("centimeter", "centimetre"), ("cm",)),
+    "thousand": (("thousand",), ("k",)),
+    "kilo": (("kilogram", "kilometer", "kilometre", "kilowatt", "kilo", "kilos", "kilojoule", "kiloliter",
+              "kilolitre"), ("kg", "km", "kw", "kwh", "kj", "kl", "kpa", "kn", "kv")),
+    "milli": (("milliliter", "millilitre", "milligram", "millimeter", "millimetre", "millisecond"),
+              ("ml", "mg", "mm", "ms", "ma", "mv")),
+}
 
-def _mentions(text: str, words: tuple[str, ...]) -> bool:
-    low = text.lower()
-    for w in words:
-        if not w[0].isalpha():
-            if w in low:
-                return True
-        elif len(w) <= 2:  # a unit symbol: a whole token ("h", "km/h", "5 s")
-            if re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", low):
-                return True
-        elif re.search(rf"(?<![a-z]){re.escape(w)}", low):
-            return True
-    return False
+# a pure multiple -> the words that state it (whole words, as above)
+MULTIPLE_WORDS: dict[Fraction, tuple[str, ...]] = {
+    Fraction(2): ("twice", "double", "doubled", "doubles", "doubling", "both", "pair", "twin", "round trip",
+                  "round-trip", "back and forth", "as many as", "as much as"),
+    Fraction(1, 2): ("half", "halves", "halved", "halve", "halfway", "halving", "every other", "every second"),
+    Fraction(3): ("triple", "tripled", "triples", "tripling", "thrice"),
+    Fraction(4): ("quadruple", "quadrupled", "quadruples"),
+}
+# a constant added to a value -> the words that state it (a unit factor in context is an offset too: + 60)
+OFFSET_WORDS: dict[Fraction, tuple[str, ...]] = {
+    Fraction(1): ("one more", "one less", "one fewer", "one extra", "himself", "herself", "itself", "themselves",
+                  "myself", "yourself", "including", "plus one", "another one", "the next", "next year"),
+}
+# Number words ("two", "three", "a third") are not here: the givens extraction reads them as givens, which a
+# chain cites by id; a count of 3 written as `g1 + g1 + g1` is not licensed by a "three" about something else.
+MAX_FACTORS = 3  # a multiple against an earlier value may combine at most this many licensed factors
+
+
+def _word_pattern(word: str) -> str:
+    if not word[0].isalnum():
+        return re.escape(word)
+    return rf"(?<![a-z0-9]){re.escape(word)}(?:s|es|ly)?(?![a-z0-9])"
+
+
+def _symbol_pattern(symbol: str) -> str:
+    """A unit symbol right after a number ("5 h", "30mph", "2.5 km/h", "$3/h"), or at a unit field's start."""
+    return rf"(?:\d\s?|\d\s?[a-z]+/|^|\|\s?){re.escape(symbol)}(?![a-z0-9])"
+
+
+@functools.lru_cache(maxsize=4096)
+def concepts(context: str) -> frozenset[str]:
+    """The concepts of `CONCEPT_WORDS` the text names (cached: a batch asks about the same problems)."""
+    low = context.lower()
+    found = set()
+    for concept, (words, symbols) in CONCEPT_WORDS.items():
+        if any(re.search(_word_pattern(w), low) for w in words) or \
+                any(re.search(_symbol_pattern(s), low, re.MULTILINE) for s in symbols):
+            found.add(concept)
+    return frozenset(found)
+
+
+def _mentions_word(context: str, words: tuple[str, ...]) -> bool:
+    low = context.lower()
+    return any(re.search(_word_pattern(w), low) for w in words)
 
 
 def allowed_constant(value: Fraction, context: str | None = None) -> str | None:
-    """Why `value` may be written as a literal in a problem whose text (question, units) is `context`,
-    or None when it must come from a given. Without a context, unit factors are not checked."""
+    """Why `value` may be written as a literal in a problem whose text (question, then its unit fields each
+    after a `|`) is `context`, or None when it must come from a given. Without a context, unit factors are
+    not checked."""
     value = Fraction(value)
     why = ALLOWED_CONSTANTS.get(value)
     if why is None:
         return None
-    words = CONSTANT_CONTEXT.get(value)
-    if words and context is not None and not _mentions(context, words):
-        return None
+    need = CONSTANT_CONTEXT.get(value)
+    if need and context is not None:
+        named = concepts(context)
+        if not any(all(c in named for c in alternative) for alternative in need):
+            return None
     return why
 
 
-__all__ = ["ALLOWED_CONSTANTS", "CONSTANT_CONTEXT", "allowed_constant"]
+@functools.lru_cache(maxsize=4096)
+def licensed_factors(context: str) -> frozenset[Fraction]:
+    """The single factors a value may be scaled by in this problem: the multiples its words state and the
+    unit factors it gives context for (each with its reciprocal)."""
+    out = set()
+    for value, words in MULTIPLE_WORDS.items():
+        if _mentions_word(context, words):
+            out.update((value, 1 / value))
+    for value in CONSTANT_CONTEXT:
+        if allowed_constant(value, context):
+            out.update((value, 1 / value))
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _base_factors(context: str) -> frozenset[Fraction]:
+    single = licensed_factors(context)
+    return frozenset(single | {1 + f for f in single} | {abs(1 - f) for f in single} - {Fraction(0)})
+
+
+@functools.lru_cache(maxsize=4096)
+def _log_keys(context: str) -> tuple[frozenset[int], tuple[float, ...]]:
+    logs = sorted({math.log(f) for f in _base_factors(context)})
+    return frozenset(round(x * _SCALE) for x in logs), tuple(logs)
+
+
+_SCALE = 10 ** 7  # log-space resolution of `is_licensed_multiple`: a relative 1e-7
+
+
+def is_licensed_multiple(value: float | Fraction, context: str) -> bool:
+    """Is |value| a product of at most `MAX_FACTORS` licensed factors f, 1 + f or 1 - f (a value plus half of
+    it: "twice as many, how many together")? 1 is not (equal is a restatement). Checked in log space, so it
+    costs |factors|² lookups, never an enumeration of the products."""
+    try:
+        x = math.log(abs(float(value)))
+    except (ValueError, OverflowError):
+        return False
+    if abs(x) * _SCALE < 1:
+        return False
+    keys, logs = _log_keys(context)
+
+    def hit(y: float) -> bool:
+        k = round(y * _SCALE)
+        return k in keys or k - 1 in keys or k + 1 in keys
+
+    if hit(x):
+        return True
+    for i, a in enumerate(logs):
+        if hit(x - a):
+            return True
+        if MAX_FACTORS >= 3 and any(hit(x - a - b) for b in logs[i:]):
+            return True
+    return False
+
+
+def is_licensed_offset(value: float | Fraction, context: str) -> bool:
+    """May a step add `value` to its one input: a word states it (`OFFSET_WORDS`: "one more", "including
+    herself") or it is a unit factor the problem gives context for (+ 60 minutes)."""
+    for offset, words in OFFSET_WORDS.items():
+        if abs(float(value) - float(offset)) <= 1e-9 and _mentions_word(context, words):
+            return True
+    return any(abs(float(value) - float(c)) <= 1e-9 * float(c) for c in CONSTANT_CONTEXT if allowed_constant(c, context))
+
+
+def multiple_word(value: Fraction) -> str:
+    """The words that would license `value` as a multiple, for a reason text."""
+    words = MULTIPLE_WORDS.get(Fraction(value)) or MULTIPLE_WORDS.get(1 / Fraction(value)) if value else None
+    return " / ".join(f'"{w}"' for w in words[:3]) if words else ""
+
+
+def constants_table() -> str:
+    """The documented table of both lists (docs/quantity.md keeps a copy; a test compares them)."""
+    lines = ["| number | as a literal | licensed by |", "|---|---|---|"]
+    for value, why in ALLOWED_CONSTANTS.items():
+        need = CONSTANT_CONTEXT.get(value)
+        ctx = " or ".join(" + ".join(alt) for alt in need) if need else "always"
+        lines.append(f"| {_show(value)} | {why} | {ctx} |")
+    lines += ["", "| multiple | stated by the words |", "|---|---|"]
+    for value, words in MULTIPLE_WORDS.items():
+        lines.append(f"| × {_show(value)} | {', '.join(words)} |")
+    lines += ["", "| offset | stated by the words (or a unit factor in context) |", "|---|---|"]
+    for value, words in OFFSET_WORDS.items():
+        lines.append(f"| + {_show(value)} | {', '.join(words)} |")
+    lines += ["", "| context | words | unit symbols (after a number, or in a unit field) |", "|---|---|---|"]
+    for concept, (words, symbols) in CONCEPT_WORDS.items():
+        lines.append(f"| {concept} | {', '.join(words)} | {', '.join(f'`{s}`' for s in symbols) or '-'} |")
+    return "\n".join(lines)
+
+
+def _show(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+__all__ = ["ALLOWED_CONSTANTS", "CONCEPT_WORDS", "CONSTANT_CONTEXT", "MAX_FACTORS", "MULTIPLE_WORDS", "OFFSET_WORDS",
+           "is_licensed_offset",
+           "allowed_constant", "concepts", "constants_table", "is_licensed_multiple", "licensed_factors",
+           "multiple_word"]

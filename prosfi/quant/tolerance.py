@@ -1,7 +1,9 @@
 """Tolerance: when a claimed value counts as the true one.
 
 valid iff the dimensions agree and |true - claim| <= rel * max(|true|, abs_eps), compared in SI base
-units (so 3 m/s == 10.8 km/h). With `sigfigs`, a claim also counts when it is the true value rounded
+units (so 3 m/s == 10.8 km/h). The tolerance is relative to the true value's own magnitude: `abs_eps` is 0
+by default, because any absolute floor in SI units is huge for some quantity (1e-12 accepted `0 C` for an
+elementary charge, 1.6e-19 C); a true value of exactly 0 then needs a claim of exactly 0. With `sigfigs`, a claim also counts when it is the true value rounded
 to that many significant figures in the claim's own unit (textbook-rounded answers: 9.81 for
 9.80665). Exact values compare exactly (Fractions), so the tolerance is the only slack.
 """
@@ -20,8 +22,9 @@ from prosfi.quant.units import DIMENSIONLESS, Value, default_unit, dims_text, fo
 class Tolerance:
     rel: float = field(default=1e-5, metadata={"help": "relative tolerance: |true - claim| <= rel * "
                                                        "max(|true|, abs_eps)"})
-    abs_eps: float = field(default=1e-12, metadata={"help": "floor of the scale in SI base units, so a "
-                                                            "true value of 0 needs |claim| <= rel * abs_eps"})
+    abs_eps: float = field(default=0.0, metadata={"help": "floor of the scale in SI base units (0: purely "
+                                                          "relative); with a floor, a true value of 0 accepts "
+                                                          "|claim| <= rel * abs_eps"})
     sigfigs: int | None = field(default=None, metadata={
         "help": "also accept the true value rounded to this many significant figures (in the claim's unit)"})
 

@@ -158,7 +158,8 @@ class _Scoring:
             result.reward = cfg.right_verified
         elif self.mode == "step_fraction" and chain is not None:
             n = len(chain.steps)
-            verified = sum(s.verified for s in chain.steps)
+            # a domain may withhold credit (quantity: none unless the chain computes the answer)
+            verified = chain.credited if chain.credited is not None else sum(s.verified for s in chain.steps)
             # a chain that does not reach the answer is missing (at least) one verified step
             fraction = verified / (n + (0 if chain.established else 1)) if (n or chain.established) else 0.0
             result.reward = cfg.right_unverified + (cfg.right_verified - cfg.right_unverified) * fraction

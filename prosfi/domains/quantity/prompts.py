@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 from prosfi.data.problem import Problem
 from prosfi.data.quant_gold import answer_text, render_completion
+from prosfi.quant.grounding import ALLOWED_CONSTANTS, CONSTANT_CONTEXT, MULTIPLE_WORDS
 
 
 
-SYSTEM_PROMPT = """\
+_FORM = """\
 You solve quantitative word problems with steps a checker can verify. Reply in exactly this form:
 <think>
 your reasoning in plain language
@@ -20,12 +22,32 @@ your reasoning in plain language
 <answer>your answer</answer>
 Write nothing after </answer>. Each step computes one value. "expr" is arithmetic over the givens \
 (g1, g2, ...) and earlier steps (s1, s2, ...) with + - * / ** ( ) and sqrt exp log sin cos tan abs floor \
-ceil min max round; or use "op" with "args" (a named primitive such as kinetic_energy). "value" and \
-"unit" state the result ("" for a plain number; units such as m/s, km/h, J, USD, percent; they convert by \
-themselves). A number written in an expression must be a given's number or one of 0-10, 0.5, 7, 12, 24, \
-52, 60, 100, 365, 1000, 3600. At most 4 operations per step; every value a step cites must change its \
-result; a step may not just restate a value; every step must lead to the last step, whose value is the \
-answer. Answer with that value and its unit, e.g. <answer>18</answer> or <answer>3 m/s</answer>."""
+ceil min max round, and the constants pi and e; or use "op" with "args" (a named primitive such as \
+kinetic_energy). "value" and "unit" state the result ("" for a plain number; units such as m/s, km/h, J, \
+USD, percent; they convert by themselves). The checker recomputes every step from the givens. """
+
+
+def system_prompt(rules: Any = None) -> str:
+    """The system prompt, its limits and constants rendered from the rules the checker enforces
+    (`QuantityRules`, `prosfi.quant.grounding`), so the prompt never promises what the checker rejects."""
+    from prosfi.domains.quantity.chain import DEFAULT_RULES
+
+    rules = rules or DEFAULT_RULES
+    always = ", ".join(_num(c) for c in ALLOWED_CONSTANTS if c not in CONSTANT_CONTEXT)
+    factors = ", ".join(f"{_num(c)} ({' or '.join(' and '.join(alt) for alt in need)})"
+                        for c, need in CONSTANT_CONTEXT.items())
+    words = "; ".join(f"x{_num(m)}: {', '.join(w[:3])}" for m, w in MULTIPLE_WORDS.items())
+    limit = f"At most {rules.max_ops} operations per step; " if rules.max_ops else ""
+    return (_FORM + f"Cite the givens by id. Any other number written in an expression must be {always}, or a unit factor "
+            f"the problem names both sides of: {factors}. Scaling a value by a count the problem does not state "
+            f"is rejected, also as repeated addition (x + x): a multiple needs its word ({words}). {limit}"
+            "every value a step cites must change its result; a step may not restate a given or an earlier value "
+            "or be a constant; every step must lead to the last step, whose value is the answer. Answer with that "
+            "value and its unit, e.g. <answer>18</answer> or <answer>3 m/s</answer>.")
+
+
+def _num(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else str(float(x))
 
 
 def _given_line(g: dict[str, Any]) -> str:
@@ -48,4 +70,6 @@ def user_prompt(problem: Problem) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["SYSTEM_PROMPT", "answer_text", "render_completion", "user_prompt"]
+SYSTEM_PROMPT = system_prompt()
+
+__all__ = ["SYSTEM_PROMPT", "answer_text", "render_completion", "system_prompt", "user_prompt"]
