@@ -452,7 +452,8 @@ def _factor_placed(tokens: Sequence[tuple[str, Any]], i: int) -> bool:
     return ("op", "*") in (before, after) and before != ("op", "/")
 
 
-def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, money: bool = False, line: str = ""):
+def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, money: bool = False, line: str = "",
+            accept=None):
     """Map every literal to a ref or an allowed constant so that the expression still evaluates to
     `result`. Returns (tokens, value) or (None, reason). Combinations are tried best first: distinct refs,
     no ref standing for 0 or 1 (a cited 1 or 0 would not change the value), earlier options first. Givens
@@ -478,8 +479,12 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
         else:
             opts = [o for o in opts if o not in chain.env or o in kept]
         fresh = [o for o in opts if o not in chain.env and o not in chain.used]
-        if lit in chain.constants and not (lit in (0, 1) and fresh):  # None: keep the literal (a 0 or 1 the
-            opts.insert(0, None) if lit in (0, 1) else opts.append(None)  # solution just computed is that result)
+        additive = any(tokens[j] in (("op", "+"), ("op", "-")) for j in (i - 1, i + 1) if 0 <= j < len(tokens))
+        stated = additive and any(o in chain.env for o in opts)  # "spill one liter": 10 - 1 cites it
+        if lit in chain.constants and not (lit in (0, 1) and (fresh or stated)):  # None: keep the literal (a 0
+            opts.insert(0, None) if lit in (0, 1) else opts.append(None)  # or 1 just computed is that result)
+        elif lit in chain.constants:
+            opts.append(None)
         if not opts:
             return None, f"ungrounded: literal {tokens[i][1]} (not a given, an earlier result or a listed constant)"
         options.append(opts)
@@ -553,11 +558,42 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
         if why:
             last_reason = why
             continue
+        refused = accept(out, v) if accept is not None else ""
+        if refused:  # the chain rules would reject this step: another reading, or none
+            last_reason = refused
+            continue
         if money != in_usd:  # the line says dollars (or does not): look for a grounding that agrees first
             fallback = fallback or (out, v)
             continue
         return out, v
     return fallback if fallback is not None else (None, last_reason)
+
+
+def _rules_accept(problem: Problem, chain: _Chain):
+    """A check of one more step against the quantity domain's chain rules (the chain so far plus the step,
+    the step last): '' when they verify it, else `rules: <guard>: <reason>`. Gold chains are built only from
+    steps the rules accept, so an unstated offset (`x + 1`) or multiple (`x * 2` with no "twice") is looked
+    for elsewhere (a given "one liter") or the record gets no gold."""
+    try:
+        from prosfi.domains.quantity import QuantityDomain
+    except ImportError:  # pragma: no cover - the domain ships with prosfi
+        return None
+    domain = QuantityDomain()
+
+    def accept(tokens, v) -> str:
+        steps = [_step_dict(st["key"], st["tokens"], st["value"], st["shown"]) for st in chain.steps]
+        steps.append(_step_dict(f"s{len(chain.steps) + 1}", tokens, v, chain.shown(v)))
+        result = domain.check_chain(problem, steps)
+        last = result.steps[-1] if result.steps else None
+        if last is None or last.verdict == "valid":
+            return ""
+        return f"rules: {getattr(last, 'guard', '') or last.verdict}: {last.reason}"
+
+    return accept
+
+
+def _step_dict(key: str, tokens, v, shown) -> dict[str, Any]:
+    return {"id": key, "expr": _render(tokens), "value": json_number(shown), "unit": "" if v.dimensionless else v.unit}
 
 
 def _split_long_sums(equations: Sequence[tuple[str, Fraction, Any]]) -> list[tuple[str, Fraction, Any]]:
@@ -604,6 +640,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
     except QuantError as exc:
         return Built(None, f"givens: {exc}")
     first_issue = ""
+    accept = _rules_accept(problem, chain)
     for expr, result, info in _split_long_sums(equations):
         tokens = _tokens(expr)
         if tokens is None:
@@ -613,7 +650,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
         if sum(1 for t in tokens if t[0] != "op") <= 1:
             continue  # `<<40=40>>`: restates a number, not a computation
         grounded, v = _ground(chain, tokens, result, bool(getattr(info, "money", False)),
-                              str(getattr(info, "text", "") or ""))
+                              str(getattr(info, "text", "") or ""), accept)
         if grounded is None:
             first_issue = first_issue or f"{v} in {expr!r}"
             continue
@@ -704,6 +741,30 @@ def few_shot_examples(k: int) -> list[tuple[Problem, str]]:
     return [(p, text) for p in problems[:k] if (text := gold_completion(p)) is not None]
 
 
+def rules_issue(problem: Problem) -> str:
+    """'' when the problem's gold chain earns the top reward under the quantity domain's own chain rules,
+    else why not (`rules: <guard>: <reason>` of the first step they refuse): a built chain is kept only then."""
+    from prosfi.domains.quantity import QuantityDomain
+
+    domain = QuantityDomain()
+    text = gold_completion(problem)
+    if text is None:
+        return "rules: no gold chain"
+    trace = domain.parse_trace(problem, text)
+    if not trace.ok:
+        return "rules: the gold completion does not parse"
+    claim = domain.parse_answer(problem, trace.trace.answer)
+    if not domain.answer_correct(problem, claim):
+        return "rules: the gold answer is not read as right"
+    result = domain.check_chain(problem, trace.trace.steps, claim)
+    if result.chain_valid:
+        return ""
+    bad = next((r for r in result.steps if getattr(r, "verdict", "valid") != "valid"), None)
+    if bad is None:
+        return "rules: the chain does not establish the answer"
+    return f"rules: {getattr(bad, 'guard', '') or bad.verdict}: {bad.reason}"
+
+
 def attach_gold(problem, equations, answer) -> None:
     """Build the gold chain from a solution's equations (`gsm8k.equations`) into `problem.extra["gold_steps"]`
     (the target and answer take the chain's unit), or record why not in `problem.extra["gold_issue"]`."""
@@ -712,6 +773,12 @@ def attach_gold(problem, equations, answer) -> None:
         problem.extra["gold_issue"] = built.issue
         return
     problem.extra["gold_steps"] = built.steps
+    saved = dict(problem.target), dict(problem.answer)
     if built.unit == "percent" and not problem.answer.get("unit"):  # 0.25 computed for "#### 25"
         problem.target["unit"] = built.unit
         problem.answer["unit"] = built.unit
+    why = rules_issue(problem)
+    if why:  # the chain rules would not give it the top reward: no gold rather than a gold the rules refuse
+        del problem.extra["gold_steps"]
+        problem.target, problem.answer = saved
+        problem.extra["gold_issue"] = why
