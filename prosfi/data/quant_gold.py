@@ -155,6 +155,12 @@ class _Chain:
         self.nouns = {str(g["id"]): given_noun(problem.question, g) for g in problem.givens}
         self.factor_only = {str(g["id"]) for g in problem.givens if _FACTOR_WORD.fullmatch(str(g.get("text") or ""))}
         self.constants = allowed_constants(problem)
+        try:
+            from prosfi.quant.grounding import licensed_factors
+
+            self.multiples = licensed_factors(constant_context(problem))
+        except ImportError:  # pragma: no cover
+            self.multiples = frozenset()
         self.steps: list[dict[str, Any]] = []  # {"key", "tokens", "value": Value, "shown": Fraction|float}
         self.used: set[str] = set()
 
@@ -217,11 +223,15 @@ def _noun_after(text: str) -> str:
 
 
 def _stem(word: str) -> str:
+    """A plural to its singular, enough to compare nouns: "inpatients", "boxes", "inches", "berries"."""
     w = word.lower()
-    for suffix in ("ies", "es", "s"):
-        if w.endswith(suffix) and len(w) > len(suffix) + 2:
-            return w[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return w
+    if len(w) <= 3 or w.endswith(("ss", "us", "is")):
+        return w
+    if w.endswith("ies"):
+        return w[:-3] + "y"
+    if re.search(r"(?:s|x|z|ch|sh|o)es$", w):
+        return w[:-2]
+    return w[:-1] if w.endswith("s") else w
 
 
 def given_noun(question: str, g: dict) -> str:
@@ -445,6 +455,24 @@ def _money(v) -> bool:
     return len(v.dims) > _CURRENCY and v.dims[_CURRENCY] == 1
 
 
+_UNIT_NOUNS = frozenset("second minute hour day week month year mile meter metre kilometer foot feet inch yard "
+                        "pound ounce gram kilogram liter litre gallon cent dollar $".split())
+
+
+def _unit_contradicts(chain: "_Chain", gid: str, lit: Fraction, line: str) -> bool:
+    """The solution writes the number with another unit than the given's ("5 minutes cutting" against "5
+    seconds"): it is some other quantity with the same number."""
+    noun = chain.nouns.get(gid, "")
+    if noun not in _UNIT_NOUNS:
+        return False
+    said = literal_nouns(line, lit)
+    return bool(said) and said <= _UNIT_NOUNS and noun not in said
+
+
+def _multiplicative(tokens: Sequence[tuple[str, Any]], i: int) -> bool:
+    return any(tokens[j] in (("op", "*"), ("op", "/")) for j in (i - 1, i + 1) if 0 <= j < len(tokens))
+
+
 def _factor_placed(tokens: Sequence[tuple[str, Any]], i: int) -> bool:
     """A multiplier word ("twice", "triple") may only multiply: `x * g`, `g * x`, never `x / g` or `x + g`."""
     before = tokens[i - 1] if i > 0 else None
@@ -471,6 +499,12 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
         lit = Fraction(tokens[i][1])
         opts: list[Any] = list(dict.fromkeys(chain.candidates(lit)))
         opts = [o for o in opts if o not in chain.factor_only or _factor_placed(tokens, i)]
+        opts = [o for o in opts if o not in chain.env or not _unit_contradicts(chain, o, lit, line)]
+        if lit == 2 and _multiplicative(tokens, i) and 2 in chain.multiples and lit in chain.constants:
+            # "half that distance": 60 / 2 is the halving the problem states, not its "two trains"
+            counted = [o for o in opts if o in chain.env and o not in chain.factor_only
+                       and chain.nouns.get(o, "") not in literal_nouns(line, lit)]
+            opts = [o for o in opts if o not in counted]
         gids = [o for o in opts if o in chain.env]
         same_here = sum(1 for j in slots if Fraction(tokens[j][1]) == lit)
         kept, why = resolve_givens(chain, gids, lit, line, same_here)
@@ -501,6 +535,9 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
 
     def trial(combo):
         """(tokens, value, fits, in_usd, reason) for one assignment of the literals."""
+        cited = [c for c in combo if c is not None and c in chain.env]
+        if len(cited) != len(set(cited)):  # `g3 * g3` for "3 people x 3 tires": the second 3 is no given
+            return tokens, None, False, False, "ungrounded: one given stands for two numbers of the step"
         out = list(tokens)
         for i, pick in zip(slots, combo):
             if pick is not None:
@@ -663,9 +700,11 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
             # later as a listed constant, but it is not a step
             first_issue = first_issue or f"literal-only: {expr!r} cites no given (a world fact)"
             continue
-        if any(_close(chain.shown(chain.value_of(k)), chain.shown(v)) and chain.value_of(k).dims == v.dims
-               for k in refs):
-            continue  # restates a cited value (`x * 1`): later literals find the cited one
+        if len(set(refs)) == 1 and _close(chain.shown(chain.value_of(refs[0])), chain.shown(v)) and \
+                chain.value_of(refs[0]).dims == v.dims:
+            continue  # restates its one cited value (`x * 1`): later literals find the cited one. A step that
+            # comes to a given's value from other values too (`4 - 2 = 2` goals for "2 fewer") is kept: it is
+            # what a later `2 + 4` means, not the given
         if _ops(grounded) > MAX_OPS or len(set(refs)) > MAX_REFS:
             first_issue = first_issue or (f"size: {expr!r} has more than {MAX_OPS} operations or {MAX_REFS} "
                                           "cited values")
