@@ -210,21 +210,35 @@ _NUMBER_WORDS = re.compile(r"(?i)^(?:and|a|half|halves|dozen|hundred|thousand|mi
                            r"thirds?|quarters?|fourths?|fifths?|sixths?|sevenths?|eighths?|ninths?|tenths?|twelfths?)$")
 
 
+_COMPARATIVE = re.compile(r"(?i)^(?:more|less|fewer|longer|shorter|older|younger|faster|slower|higher|lower|"
+                          r"cheaper|bigger|smaller|heavier|lighter|extra|additional|than)$")
+
+
 def _noun_after(text: str) -> str:
-    """The first word after a number that says what it counts ("9 inpatients" -> "inpatient", "$20" -> "$")."""
-    for w in _WORD.findall(text[:60]):
+    """The first word after a number that says what it counts ("9 inpatients" -> "inpatient", "$20" -> "$"),
+    marked `+` when a comparative goes with it ("2 more pets", "4 hours longer": a difference, not an amount)."""
+    words = _WORD.findall(text[:60])
+    compared = False
+    for k, w in enumerate(words):
         if w == "$":
             return "$"
         lw = w.lower().rstrip("'’s") if w.lower().endswith(("'s", "’s")) else w.lower()
+        if _COMPARATIVE.match(lw):
+            compared = True
+            continue
         if lw in _SKIP_WORDS or _NUMBER_WORDS.match(lw):
             continue
-        return _stem(lw)
+        if k + 1 < len(words) and _COMPARATIVE.match(words[k + 1]):
+            compared = True
+        return _stem(lw) + ("+" if compared else "")
     return ""
 
 
 def _stem(word: str) -> str:
     """A plural to its singular, enough to compare nouns: "inpatients", "boxes", "inches", "berries"."""
     w = word.lower()
+    w = {"people": "person", "persons": "person", "children": "child", "men": "man", "women": "woman",
+         "feet": "foot", "teeth": "tooth", "mice": "mouse", "geese": "goose"}.get(w, w)
     if len(w) <= 3 or w.endswith(("ss", "us", "is")):
         return w
     if w.endswith("ies"):
@@ -246,7 +260,9 @@ def given_noun(question: str, g: dict) -> str:
     except (TypeError, ValueError):
         rest = ""
     noun = _stem(words[-1]) if words else _noun_after(rest)
-    if noun == "time":  # "three times as long" is a multiplier, "three times a day" a count
+    if words and re.match(r"\s*(?:more|less|fewer|longer|shorter|older|younger|faster|slower|extra)\b", rest, re.I):
+        noun += "+"  # "4 hours longer" is a difference, "4 hours" an amount
+    if noun.rstrip("+") == "time":  # "three times as long" is a multiplier, "three times a day" a count
         nxt = re.match(r"\s*(?:times?\s+)?([A-Za-z]+)", rest if not words else rest)
         noun = f"time {nxt.group(1).lower()}" if nxt else noun
     return noun
@@ -280,8 +296,7 @@ def resolve_givens(chain: "_Chain", gids: list[str], lit: Fraction, line: str, s
     """Which of several givens with the value `lit` the solution means, or none: never a guess. In order:
     givens that count the same thing (the same noun or unit) are interchangeable, and so are givens the step
     cites all of (`3 * 3` for "3 sprints 3 times a week"); else the noun the solution writes after the number
-    decides ("9 inpatients" against "nine hours" and "9 inpatients"), else the one whose noun the solution line
-    names at all; else a given not yet cited when all the others already are (each stated number is used
+    decides ("9 inpatients" against "nine hours" and "9 inpatients"); else a given not yet cited when all the others already are (each stated number is used
     once). Returns (the givens it may be, "") or (all of them, why not) for the caller to settle by unit."""
     if len(gids) < 2:
         return gids, ""
@@ -292,10 +307,6 @@ def resolve_givens(chain: "_Chain", gids: list[str], lit: Fraction, line: str, s
     hit = [g for g in gids if nouns[g] and nouns[g] in said]
     if hit and len({nouns[g] for g in hit}) == 1:
         return hit, ""
-    words = {_stem(w) for w in re.findall(r"[A-Za-z]+", re.sub(r"<<[^<>]*>>", " ", line))}
-    named = [g for g in gids if nouns[g] and nouns[g].split()[0] in words]
-    if named and len({nouns[g] for g in named}) == 1 and len(named) < len(gids):
-        return named, ""
     unused = [g for g in gids if g not in chain.used]
     if len(unused) == 1:
         return unused, ""
@@ -365,7 +376,11 @@ def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple
         if t == ("op", "/") and i + 1 < len(tokens) and tokens[i + 1][0] == "num" and \
                 not (i + 2 < len(tokens) and tokens[i + 2] == ("op", "**")):
             k = Fraction(tokens[i + 1][1])
-            if k not in (0, 1, 2) and not chain.candidates(k) and (1 / k) in fractions:
+            quarter = fractions.get(1 / k) if k else None
+            if k not in (0, 1, 2) and quarter is not None and (
+                    not chain.candidates(k) or (quarter not in chain.used and
+                                                not any(c in chain.env for c in chain.candidates(k)))):
+                # "a quarter of the sandwiches": 12 / 4 is `12 * g`, not 12 over the 4 Cody ate
                 out += [("op", "*"), ("ref", fractions[1 / k])]
                 i += 2
                 continue
@@ -523,14 +538,11 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
             return None, f"ungrounded: literal {tokens[i][1]} (not a given, an earlier result or a listed constant)"
         options.append(opts)
 
-    step_refs = {st["key"]: {k for kind, k in st["tokens"] if kind == "ref"} for st in chain.steps}
 
     def penalty(combo) -> tuple:
         refs = [c for c in combo if c is not None]
-        # citing a step next to one of that step's own inputs (`g3 / s1` with s1 = g3 / g1) risks a value that
-        # does not depend on the shared input: prefer another reading when there is one
-        shared = sum(1 for r in set(refs) if step_refs.get(r, set()) & set(refs))
-        return (len(refs) - len(set(refs)), shared,
+        # (a step cited next to one of its own inputs that cancels is refused by the rules check, `accept`)
+        return (len(refs) - len(set(refs)),
                 sum(combo_i for combo_i in (o.index(c) for o, c in zip(options, combo))))
 
     def trial(combo):
@@ -678,10 +690,13 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
         return Built(None, f"givens: {exc}")
     first_issue = ""
     accept = _rules_accept(problem, chain)
-    for expr, result, info in _split_long_sums(equations):
+    refused: dict[int, str] = {}  # equation index -> why it gave no step
+    worked = list(_split_long_sums(equations))
+    for n_eq, (expr, result, info) in enumerate(worked):
         tokens = _tokens(expr)
         if tokens is None:
             first_issue = first_issue or f"parse: {expr!r}"
+            refused[n_eq] = f"parse: {expr!r}"
             continue
         tokens = _percent_rewrite(tokens, chain)
         if sum(1 for t in tokens if t[0] != "op") <= 1:
@@ -690,6 +705,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
                               str(getattr(info, "text", "") or ""), accept)
         if grounded is None:
             first_issue = first_issue or f"{v} in {expr!r}"
+            refused[n_eq] = f"{v} in {expr!r}"
             continue
         text = _render(grounded)
         if any(_render(s["tokens"]) == text for s in chain.steps):
@@ -699,6 +715,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
             # `12/2` (months in half a year): only constants, a world fact; its result may still be used
             # later as a listed constant, but it is not a step
             first_issue = first_issue or f"literal-only: {expr!r} cites no given (a world fact)"
+            refused[n_eq] = f"literal-only: {expr!r} cites no given (a world fact)"
             continue
         if len(set(refs)) == 1 and _close(chain.shown(chain.value_of(refs[0])), chain.shown(v)) and \
                 chain.value_of(refs[0]).dims == v.dims:
@@ -708,9 +725,10 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
         if _ops(grounded) > MAX_OPS or len(set(refs)) > MAX_REFS:
             first_issue = first_issue or (f"size: {expr!r} has more than {MAX_OPS} operations or {MAX_REFS} "
                                           "cited values")
+            refused[n_eq] = f"size: {expr!r}"
             continue
         key = f"s{len(chain.steps) + 1}"
-        chain.steps.append({"key": key, "tokens": grounded, "value": v, "shown": chain.shown(v)})
+        chain.steps.append({"key": key, "tokens": grounded, "value": v, "shown": chain.shown(v), "eq": n_eq})
         chain.used.update(k for kind, k in grounded if kind == "ref")
     # the answer: the last step showing it in the answer's own unit (decided from the record, never from the
     # chain: `gsm8k.answer_unit`), or showing answer/100 when a plain answer is a percentage
@@ -737,6 +755,14 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
             if s["value"].dimensionless and _close(s["shown"] * 100, answer, 1e-6):
                 final, unit = s, "percent"
                 break
+    # the solution's own last computation of the answer must be the step that ends the chain: when it was
+    # refused, an earlier step that happens to show the same number computes something else ("40 x 2 = 80"
+    # yards, then "3000 - 2920 = 80" farther)
+    last_eq = max((n for n, (_, r, _) in enumerate(worked)
+                   if _close(r, answer, 1e-6) or _close(r * 100, answer, 1e-6)), default=None)
+    if final is not None and last_eq is not None and last_eq in refused and final.get("eq", -1) < last_eq:
+        return Built(None, f"answer: the solution's last computation of {float(answer):g} gives no step "
+                           f"({refused[last_eq]})")
     if final is None:
         shown_as = [s for s in chain.steps if _close(s["shown"], answer, 1e-6)]
         if shown_as and not first_issue:
