@@ -377,10 +377,9 @@ def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple
                 not (i + 2 < len(tokens) and tokens[i + 2] == ("op", "**")):
             k = Fraction(tokens[i + 1][1])
             quarter = fractions.get(1 / k) if k else None
-            if k not in (0, 1, 2) and quarter is not None and (
-                    not chain.candidates(k) or (quarter not in chain.used and
-                                                not any(c in chain.env for c in chain.candidates(k)))):
-                # "a quarter of the sandwiches": 12 / 4 is `12 * g`, not 12 over the 4 Cody ate
+            if k not in (0, 1, 2) and quarter is not None and (not chain.candidates(k) or quarter not in chain.used):
+                # "a quarter of the sandwiches": 12 / 4 is `12 * g`, not 12 over the 4 Cody ate; "one-fourth as
+                # much as the Dachshund": 20 / 4 is that fourth, not the "Four dogs" in the line
                 out += [("op", "*"), ("ref", fractions[1 / k])]
                 i += 2
                 continue
