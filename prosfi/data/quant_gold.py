@@ -483,10 +483,6 @@ def _unit_contradicts(chain: "_Chain", gid: str, lit: Fraction, line: str) -> bo
     return bool(said) and said <= _UNIT_NOUNS and noun not in said
 
 
-def _multiplicative(tokens: Sequence[tuple[str, Any]], i: int) -> bool:
-    return any(tokens[j] in (("op", "*"), ("op", "/")) for j in (i - 1, i + 1) if 0 <= j < len(tokens))
-
-
 def _factor_placed(tokens: Sequence[tuple[str, Any]], i: int) -> bool:
     """A multiplier word ("twice", "triple") may only multiply: `x * g`, `g * x`, never `x / g` or `x + g`."""
     before = tokens[i - 1] if i > 0 else None
@@ -514,7 +510,7 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
         opts: list[Any] = list(dict.fromkeys(chain.candidates(lit)))
         opts = [o for o in opts if o not in chain.factor_only or _factor_placed(tokens, i)]
         opts = [o for o in opts if o not in chain.env or not _unit_contradicts(chain, o, lit, line)]
-        if lit == 2 and _multiplicative(tokens, i) and 2 in chain.multiples and lit in chain.constants:
+        if lit == 2 and i > 0 and tokens[i - 1] == ("op", "/") and 2 in chain.multiples and lit in chain.constants:
             # "half that distance": 60 / 2 is the halving the problem states, not its "two trains"
             counted = [o for o in opts if o in chain.env and o not in chain.factor_only
                        and chain.nouns.get(o, "") not in literal_nouns(line, lit)]
