@@ -263,7 +263,7 @@ def given_noun(question: str, g: dict) -> str:
     if words and re.match(r"\s*(?:more|less|fewer|longer|shorter|older|younger|faster|slower|extra)\b", rest, re.I):
         noun += "+"  # "4 hours longer" is a difference, "4 hours" an amount
     if noun.rstrip("+") == "time":  # "three times as long" is a multiplier, "three times a day" a count
-        nxt = re.match(r"\s*(?:times?\s+)?([A-Za-z]+)", rest if not words else rest)
+        nxt = re.match(r"\s*(?:times?\s+)?([A-Za-z]+)", rest)
         noun = f"time {nxt.group(1).lower()}" if nxt else noun
     return noun
 
@@ -292,7 +292,8 @@ def literal_nouns(line: str, lit: Fraction) -> set[str]:
     return out
 
 
-def resolve_givens(chain: "_Chain", gids: list[str], lit: Fraction, line: str, slots: int = 1) -> tuple[list[str], str]:
+def resolve_givens(chain: _Chain, gids: list[str], lit: Fraction, line: str,
+                   slots: int = 1) -> tuple[list[str], str]:
     """Which of several givens with the value `lit` the solution means, or none: never a guess. In order:
     givens that count the same thing (the same noun or unit) are interchangeable, and so are givens the step
     cites all of (`3 * 3` for "3 sprints 3 times a week"); else the noun the solution writes after the number
@@ -473,7 +474,7 @@ _UNIT_NOUNS = frozenset("second minute hour day week month year mile meter metre
                         "pound ounce gram kilogram liter litre gallon cent dollar $".split())
 
 
-def _unit_contradicts(chain: "_Chain", gid: str, lit: Fraction, line: str) -> bool:
+def _unit_contradicts(chain: _Chain, gid: str, lit: Fraction, line: str) -> bool:
     """The solution writes the number with another unit than the given's ("5 minutes cutting" against "5
     seconds"): it is some other quantity with the same number."""
     noun = chain.nouns.get(gid, "")
