@@ -9,6 +9,10 @@ from pathlib import Path
 
 import pytest
 
+# tests never log to wandb's servers (the README's test command is run without it); tests of the login check
+# set or unset WANDB_MODE themselves
+os.environ.setdefault("WANDB_MODE", "offline")
+
 
 def _has_gpu() -> bool:
     if importlib.util.find_spec("torch") is None:

@@ -48,12 +48,12 @@ def _stubs(tmp_path: Path, server_dies: bool = False) -> tuple[Path, Path]:
 def _env(bin_dir: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
     return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(ROOT),
             "LOG_DIR": str(tmp_path / "logs"), "HEALTH_TIMEOUT_S": "60",
-            "HEALTH_POLL_S": "1", **extra}
+            "HEALTH_POLL_S": "1", "WANDB_MODE": "offline", **extra}  # the recipe logs to wandb: no login here
 
 
-def _launch(script: str, tmp_path: Path, *args: str, server_dies: bool = False, **env: str):
+def _launch(script: str, tmp_path: Path, *args: str, server_dies: bool = False, recipe: str = RECIPE, **env: str):
     bin_dir, calls = _stubs(tmp_path, server_dies)
-    proc = subprocess.run(["bash", str(ROOT / "launch" / script), RECIPE, *args], cwd=tmp_path,
+    proc = subprocess.run(["bash", str(ROOT / "launch" / script), recipe, *args], cwd=tmp_path,
                           env=_env(bin_dir, tmp_path, **env), capture_output=True, text=True, timeout=300, check=False)
     lines = calls.read_text().splitlines() if calls.exists() else []
     return proc, lines
@@ -97,6 +97,13 @@ def test_single_node_stops_when_the_server_dies(tmp_path):
     assert proc.returncode == 1 and "vLLM server exited" in proc.stderr
     # no training against a dead server (and with --sft false no warm-up launch before the health check)
     assert not [c for c in calls if c.startswith("accelerate")]
+
+
+def test_single_node_checks_a_file_dataset_before_it_starts_the_server(tmp_path):
+    # the GSM8K recipe's data file is not shipped: one line, and no server or warm-up is started for nothing
+    proc, calls = _launch("single_node.sh", tmp_path, recipe="recipes/qwen2.5-7b-instruct/grpo/prosfi_gsm8k.yaml")
+    assert proc.returncode == 2 and "dataset_path: no such file data/gsm8k/train.jsonl" in proc.stderr
+    assert not calls  # neither `vllm serve` nor `accelerate launch`
 
 
 def test_single_node_says_when_server_gpus_go_unused(tmp_path):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass, field
+from typing import Any
 
 UNCERTAIN_MODES = ("verify", "cap", "exclude")
 
@@ -87,7 +90,49 @@ class ChainConfig:
                   "without any reasoning at all)."},
     )
 
+    # The quantity chain's rules (prosfi.domains.quantity.chain.QuantityRules), flat so a recipe (`chain:
+    # {quantity_max_ops: 6}`) and the command line (`--quantity-max-ops 6`) can set them; the domain sits above
+    # this layer, so unset (None) means its documented default and `quantity_rules` applies the rest.
+    quantity_max_ops: int | None = field(
+        default=None,
+        metadata={"help": "Quantity steps: the operations one step's expression may use (binary operators, "
+                  "unary minus, function calls; a primitive `op` is one). 0: no limit; unset: the domain's "
+                  "default (docs/quantity.md)."},
+    )
+    quantity_rel_tol: float | None = field(
+        default=None,
+        metadata={"help": "Quantity steps: the relative tolerance of a step's claimed value against the value "
+                  "recomputed from the givens. Unset: the domain's default (docs/quantity.md)."},
+    )
+    quantity_trials: int | None = field(
+        default=None,
+        metadata={"help": "Quantity chains: random joint re-assignments of the givens the chain is re-evaluated "
+                  "under (grounding by dependence); 0 turns it off. Unset: the domain's default "
+                  "(docs/quantity.md)."},
+    )
+
+    def quantity_rules(self, base: Any) -> Any:
+        """`base` (the domain's `QuantityRules`, e.g. `DEFAULT_RULES`) with the `quantity_*` fields set here
+        (the tolerance keeps `base`'s other settings); `base` itself when none is set. The quantity chain
+        reads its rules through this: `rules or config.quantity_rules(DEFAULT_RULES)`."""
+        changes: dict[str, Any] = {}
+        if self.quantity_max_ops is not None:
+            changes["max_ops"] = self.quantity_max_ops
+        if self.quantity_rel_tol is not None:
+            changes["tolerance"] = dataclasses.replace(base.tolerance, rel=float(self.quantity_rel_tol))
+        if self.quantity_trials is not None:
+            changes["trials"] = self.quantity_trials
+        return dataclasses.replace(base, **changes) if changes else base
+
     def __post_init__(self) -> None:
+        for name in ("quantity_max_ops", "quantity_trials"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise ValueError(f"ChainConfig.{name} must be an int >= 0 or unset, got {value!r}")
+        rel = self.quantity_rel_tol
+        if rel is not None and not (isinstance(rel, (int, float)) and not isinstance(rel, bool)
+                                    and math.isfinite(rel) and rel >= 0):
+            raise ValueError(f"ChainConfig.quantity_rel_tol must be a finite number >= 0 or unset, got {rel!r}")
         if not isinstance(self.min_steps, int) or self.min_steps < 0:
             raise ValueError(f"ChainConfig.min_steps must be an int >= 0, got {self.min_steps!r}")
         if not isinstance(self.max_dependencies, int) or self.max_dependencies < 1:

@@ -85,6 +85,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("scibench", help="SciBench in its public JSON format (evaluation; no gold chains)")
     p.add_argument("--file", required=True, help="a SciBench JSON file (problem_text, answer_number, unit)")
+    p.add_argument("--symbolic", choices=("skip", "coefficient"), default="skip",
+                   help="records whose unit is a symbolic expression ($m l^2$): skip them (default), or grade the "
+                        "number that multiplies it, as SciBench does (not unit-checked)")
     p.add_argument("--limit", type=int, help="at most this many records")
     p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
 
@@ -291,7 +294,7 @@ def _scibench(args) -> int:
     from prosfi.data.scibench import load_scibench
 
     skipped: list = []
-    problems = load_scibench(args.file, limit=args.limit, skipped=skipped)
+    problems = load_scibench(args.file, limit=args.limit, skipped=skipped, symbolic=args.symbolic)
     n = _write(problems, args.output)
     _say(f"wrote {n} SciBench problems to {args.output}")
     _report_skipped(skipped, "SciBench")

@@ -538,7 +538,10 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
     def penalty(combo) -> tuple:
         refs = [c for c in combo if c is not None]
         # (a step cited next to one of its own inputs that cancels is refused by the rules check, `accept`)
-        return (len(refs) - len(set(refs)),
+        # a listed constant written where a given states the number is read as the constant by the chain rules
+        # (`2 + s1` is an offset of 2): cite the given instead
+        uncited = sum(1 for o, c in zip(options, combo) if c is None and any(x in chain.env for x in o if x))
+        return (len(refs) - len(set(refs)), uncited,
                 sum(combo_i for combo_i in (o.index(c) for o, c in zip(options, combo))))
 
     def trial(combo):

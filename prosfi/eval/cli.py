@@ -85,9 +85,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     j.add_argument("--judge-endpoint", default=None, help="OpenAI-compatible URL of the judge model")
     j.add_argument("--judge-model", default=None, help="the judge's served model name")
     j.add_argument("--judge-prompt", default=None, help="judge prompt file (default: prosfi/eval/judge_prompt.txt)")
+    from prosfi.rewards.cli import add_quantity_rule_arguments
     from prosfi.verify.cli import add_verifier_arguments
 
     add_verifier_arguments(parser)
+    add_quantity_rule_arguments(parser)
 
 
 def sources_from_args(args: argparse.Namespace, verifier=None):
@@ -236,10 +238,12 @@ def run(args: argparse.Namespace) -> int:
 def _run_eval(args: argparse.Namespace) -> int:
     from prosfi.eval.endpoint import EndpointError
     from prosfi.eval.evaluate import evaluate
+    from prosfi.rewards.cli import chain_config_from_args
     from prosfi.rewards.config import RewardConfig
     from prosfi.verify.cli import verifier_config
     from prosfi.verify.verifier import Verifier
 
+    chain_config = chain_config_from_args(args)  # a bad rule value is a usage error, before any work
     out = Path(args.output) if args.output else _default_output(args)
     resume = resumes_from_cache(args, out)
     output_folder(out, create=False, overwrite=args.overwrite, resume=resume)  # before any work
@@ -285,7 +289,7 @@ def _run_eval(args: argparse.Namespace) -> int:
             print(f"[prosfi eval] warning: {'--completions ' if n in completion_notes else ''}{n}", file=sys.stderr)
         try:
             result = evaluate(sources, generator, verifier=verifier, reward_config=RewardConfig(mode=args.reward),
-                              out_dir=out, model=args.label or model_label, judge=judge, n_boot=args.bootstrap,
+                              chain_config=chain_config, out_dir=out, model=args.label or model_label, judge=judge, n_boot=args.bootstrap,
                               seed=args.seed, plots=not args.no_plots, progress=not args.no_progress, notes=notes,
                               extra={"generation": _generation_info(args)})
         except EndpointError as exc:

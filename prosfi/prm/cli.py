@@ -33,6 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_source_arguments(p, required=True)
     add_generation_arguments(p, required=True)
     add_verifier_arguments(p)
+    from prosfi.rewards.cli import add_quantity_rule_arguments
+
+    add_quantity_rule_arguments(p)  # the chain rules of --completion-format prosfi
     p.add_argument("-o", "--output", required=True, help="output folder: train.jsonl, val.jsonl, "
                    "completions.jsonl (the scored samples), stats.json")
     p.add_argument("--balance", type=float, default=None, metavar="RATIO",
@@ -223,15 +226,25 @@ def _label(args: argparse.Namespace) -> int:
     if resume:
         _log("label", f"resuming from {out / 'requests.jsonl'} (the endpoint's cached answers)")
     if getattr(args, "completion_format", "prosfi") == "gsm8k":
+        from prosfi.rewards.cli import quantity_rule_kwargs
+
+        if quantity_rule_kwargs(args):  # not silently ignored
+            raise ValueError("--quantity-*: the gsm8k completion format labels each annotation's arithmetic "
+                             "(prosfi.prm.quant_label), not a chain under the chain rules; they apply with "
+                             "--completion-format prosfi")
         return _label_gsm8k(args, out)
+    from prosfi.rewards.cli import chain_config_from_args
+
+    chain_config = chain_config_from_args(args)
     with _verifier(args) as verifier:
         problems = _problems(args, verifier)
         generations = _generations(args, problems, out)
         output_folder(out, overwrite=True)  # checked above
-        scored = score_generations(problems, generations, verifier, progress=not args.no_progress)
+        scored = score_generations(problems, generations, verifier, chain_config=chain_config,
+                                   progress=not args.no_progress)
         items = [{"problem_id": g.problem_id, "completion": g.completion, "index": i, "sample": g.sample}
                  for i, g in enumerate(generations)]
-        records, stats = label_completions(problems, items, verifier)
+        records, stats = label_completions(problems, items, verifier, chain_config=chain_config)
     if not records:  # empty train/val files would only fail later, in `prosfi prm train`
         _write_jsonl(out / "completions.jsonl", scored)
         raise ValueError(no_chains(stats, out))

@@ -87,7 +87,8 @@ UNIT_ABBREVIATIONS = {
         g/cm^3 km/s m/min mi/h J/s USD C mC uC nC
     """.split()},
     "ml": "mL", "lbs": "lb", "°C": "degC", "°F": "degF", "℃": "degC", "Ω": "ohm", "kΩ": "kohm",
-    "µC": "uC", "μC": "uC",
+    "µC": "uC", "μC": "uC", "um": "um", "us": "us", "nm": "nm", "pm": "pm", "fm": "fm", "ns": "ns",
+    "pC": "pC", "fC": "fC", "eV": "eV", "keV": "keV", "MeV": "MeV", "GeV": "GeV",
     "m/s²": "m/s^2",
     "m²": "m^2", "m³": "m^3", "cm²": "cm^2", "cm³": "cm^3", "°": "degree",
 }
@@ -107,7 +108,8 @@ _CANDIDATE = re.compile(
 _SPACED_THOUSANDS = re.compile(r"(?:[ \u00a0]\d{3})+(?![\d,]|\.\d)")
 _SCALE_AFTER = re.compile(r"\s+(million|billion|thousand|hundred)\b", re.IGNORECASE)
 _PERCENT_AFTER = re.compile(r"\s*(?:%|percent\b|per\s*cent\b)", re.IGNORECASE)
-_UNIT_TOKEN = r"(?:[A-Za-z°Ωµ℃][A-Za-z°Ωµ]*(?:/[A-Za-z]+)?(?:\^-?\d|\*\*-?\d|[²³])?)"
+_UNIT_TOKEN = r"(?:[A-Za-z°Ωµμ℃][A-Za-z°Ωµμ]*(?:/[A-Za-z]+)?(?:\^-?\d|\*\*-?\d|[²³])?)"
+_MICRO = ("µ", "μ")  # U+00B5 MICRO SIGN and U+03BC GREEK SMALL LETTER MU: both are written for the prefix
 _UNIT_AFTER = re.compile(rf"(?:\s*|-)(?P<u>{_UNIT_TOKEN})(?![\w/])(?:\s+(?P<u2>Celsius|Fahrenheit|C|F)\b)?"
                          rf"(?:\s+per\s+(?P<per>{_UNIT_TOKEN})(?![\w/]))?")
 
@@ -194,6 +196,12 @@ def _unit_for(token: str, qualifier: str | None) -> str | None:
         return "degF" if qualifier[0].upper() == "F" else "degC"
     if token in UNIT_ABBREVIATIONS:
         return UNIT_ABBREVIATIONS[token]
+    if token[:1] in _MICRO and "u" + token[1:] in UNIT_ABBREVIATIONS:  # μm, µs, μC
+        return UNIT_ABBREVIATIONS["u" + token[1:]]
+    if "/" in token and not qualifier:  # μC/m, nC/m: each side a unit
+        top, _, bottom = token.partition("/")
+        a, b = _unit_for(top, None), _unit_for(bottom, None)
+        return f"{a}/{b}" if a and b else None
     return UNIT_WORDS.get(token.lower()) if token.isalpha() else None
 
 

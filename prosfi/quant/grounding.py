@@ -20,7 +20,7 @@ Keys are exact Fractions (`60 in ALLOWED_CONSTANTS` works for ints too); values 
 from __future__ import annotations
 
 import functools
-import math
+import itertools
 import re
 from fractions import Fraction
 
@@ -84,15 +84,16 @@ CONCEPT_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 # a pure multiple -> the words that state it (whole words, as above)
 MULTIPLE_WORDS: dict[Fraction, tuple[str, ...]] = {
     Fraction(2): ("twice", "double", "doubled", "doubles", "doubling", "both", "pair", "twin", "round trip",
-                  "round-trip", "back and forth", "as many as", "as much as"),
-    Fraction(1, 2): ("half", "halves", "halved", "halve", "halfway", "halving", "every other", "every second"),
+                  "round-trip", "back and forth", "perimeter"),
+    Fraction(1, 2): ("half", "halves", "halved", "halve", "halfway", "halving", "every other", "every second",
+                     "average", "mean"),
     Fraction(3): ("triple", "tripled", "triples", "tripling", "thrice"),
     Fraction(4): ("quadruple", "quadrupled", "quadruples"),
 }
-# a constant added to a value -> the words that state it (a unit factor in context is an offset too: + 60)
+# a constant added to a value -> the words that state it
 OFFSET_WORDS: dict[Fraction, tuple[str, ...]] = {
-    Fraction(1): ("one more", "one less", "one fewer", "one extra", "himself", "herself", "itself", "themselves",
-                  "myself", "yourself", "including", "plus one", "another one", "the next", "next year"),
+    Fraction(1): ("one more", "one less", "one fewer", "one extra", "plus one", "himself", "herself", "itself",
+                  "themselves", "myself", "yourself"),
 }
 # Number words ("two", "three", "a third") are not here: the givens extraction reads them as givens, which a
 # chain cites by id; a count of 3 written as `g1 + g1 + g1` is not licensed by a "three" about something else.
@@ -158,53 +159,54 @@ def licensed_factors(context: str) -> frozenset[Fraction]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _base_factors(context: str) -> frozenset[Fraction]:
-    single = licensed_factors(context)
-    return frozenset(single | {1 + f for f in single} | {abs(1 - f) for f in single} - {Fraction(0)})
+def _word_multiples(context: str) -> frozenset[Fraction]:
+    """One stated multiple f, as it reads: f, 1 + f, 1 - f ("half as many more") and their reciprocals."""
+    out = set()
+    for value, words in MULTIPLE_WORDS.items():
+        if _mentions_word(context, words):
+            for m in (value, 1 + value, abs(1 - value)):
+                if m:
+                    out.update((m, 1 / m))
+    out.discard(Fraction(1))
+    return frozenset(out)
 
 
 @functools.lru_cache(maxsize=4096)
-def _log_keys(context: str) -> tuple[frozenset[int], tuple[float, ...]]:
-    logs = sorted({math.log(f) for f in _base_factors(context)})
-    return frozenset(round(x * _SCALE) for x in logs), tuple(logs)
-
-
-_SCALE = 10 ** 7  # log-space resolution of `is_licensed_multiple`: a relative 1e-7
+def _unit_products(context: str) -> frozenset[Fraction]:
+    """Products of at most `MAX_FACTORS` unit factors the problem gives context for (24 * 60 * 60), and 1."""
+    units = sorted({c for c in CONSTANT_CONTEXT if allowed_constant(c, context)} |
+                   {1 / c for c in CONSTANT_CONTEXT if allowed_constant(c, context)})
+    out = {Fraction(1)}
+    for n in range(1, MAX_FACTORS + 1):
+        for combo in itertools.combinations_with_replacement(units, n):
+            p = Fraction(1)
+            for f in combo:
+                p *= f
+            out.add(p)
+    return frozenset(out)
 
 
 def is_licensed_multiple(value: float | Fraction, context: str) -> bool:
-    """Is |value| a product of at most `MAX_FACTORS` licensed factors f, 1 + f or 1 - f (a value plus half of
-    it: "twice as many, how many together")? 1 is not (equal is a restatement). Checked in log space, so it
-    costs |factors|² lookups, never an enumeration of the products."""
+    """Is |value| a stated multiple: at most one word multiple (`MULTIPLE_WORDS`: f, 1 + f or 1 - f, or a
+    reciprocal) times a product of at most `MAX_FACTORS` unit factors in context? 1 is not (equal is a
+    restatement); "both" licenses x 2, not x 8."""
     try:
-        x = math.log(abs(float(value)))
-    except (ValueError, OverflowError):
+        x = abs(float(value))
+    except (OverflowError, TypeError):
         return False
-    if abs(x) * _SCALE < 1:
+    if x == 0 or abs(x - 1) <= 1e-9:
         return False
-    keys, logs = _log_keys(context)
-
-    def hit(y: float) -> bool:
-        k = round(y * _SCALE)
-        return k in keys or k - 1 in keys or k + 1 in keys
-
-    if hit(x):
-        return True
-    for i, a in enumerate(logs):
-        if hit(x - a):
-            return True
-        if MAX_FACTORS >= 3 and any(hit(x - a - b) for b in logs[i:]):
-            return True
+    for w in (Fraction(1), *_word_multiples(context)):
+        for u in _unit_products(context):
+            if abs(float(w * u) - x) <= 1e-9 * x:
+                return True
     return False
 
 
 def is_licensed_offset(value: float | Fraction, context: str) -> bool:
-    """May a step add `value` to its one input: a word states it (`OFFSET_WORDS`: "one more", "including
-    herself") or it is a unit factor the problem gives context for (+ 60 minutes)."""
-    for offset, words in OFFSET_WORDS.items():
-        if abs(float(value) - float(offset)) <= 1e-9 and _mentions_word(context, words):
-            return True
-    return any(abs(float(value) - float(c)) <= 1e-9 * float(c) for c in CONSTANT_CONTEXT if allowed_constant(c, context))
+    """May a step add `value` to its one input: a word states it (`OFFSET_WORDS`: "one more", "herself")."""
+    return any(abs(float(value) - float(offset)) <= 1e-9 and _mentions_word(context, words)
+               for offset, words in OFFSET_WORDS.items())
 
 
 def multiple_word(value: Fraction) -> str:

@@ -69,8 +69,33 @@ def registry():
                 reg = pint.UnitRegistry(non_int_type=Fraction, autoconvert_offset_to_baseunit=False)
                 for line in _DEFINITIONS:
                     reg.define(line)
+                _format_fractions(reg)
                 _registry = reg
     return _registry
+
+
+def _format_fractions(reg) -> None:
+    """Let the registry's formatters print exact (Fraction) magnitudes.
+
+    The registry keeps factors exact, so Quantities from `Value.to_pint()` (and whatever they are converted
+    to) carry Fractions, and Python 3.11's `Fraction.__format__` refuses float specs: `f"{q:.3f~P}"` raised
+    a TypeError inside Pint. The formatter reads a Fraction as a float for a number spec and as
+    `format_number` text (`2.5`, not `5/2`) for none; every other magnitude is passed through unchanged.
+    """
+    formatters = getattr(getattr(reg, "formatter", None), "_formatters", None)
+    for sub in (formatters.values() if isinstance(formatters, Mapping) else ()):
+        original = getattr(sub, "format_magnitude", None)
+        if original is None:
+            continue
+
+        def format_magnitude(magnitude, mspec="", *args, _original=original, **kwargs):
+            if isinstance(magnitude, Fraction):
+                if not mspec:
+                    return format_number(magnitude)
+                magnitude = float(magnitude)
+            return _original(magnitude, mspec, *args, **kwargs)
+
+        sub.format_magnitude = format_magnitude
 
 
 # ---------------------------------------------------------------------------------------- units
@@ -95,13 +120,25 @@ _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 _EXPONENT = re.compile(r"(?:\*\*|\^)\s*\(?\s*-?\s*$")
 _CHAINED = re.compile(r"(?:\*\*|\^)\s*\(?\s*-?\s*\d+(?:\.\d+)?\s*\)?\s*(?:\*\*|\^)")
 _DIMENSIONLESS_WORDS = {"", "1", "dimensionless", "none", "count", "counts"}
+_RECIPROCAL = re.compile(r"1\s*/")
+_USD_SPELLINGS = re.compile(r"\$|(?<![A-Za-z])usd(?![A-Za-z])", re.IGNORECASE)  # a step's unit "$", "usd", "$/h"
 
 
 def normalise_unit_text(text: str) -> str:
+    """Unicode spellings to Pint's (`°C`, `Ω`, `²`, the micro sign and Greek mu, both code points, as `u`), the
+    dollar written `$` or `usd` (GSM8K's notation in a step's unit) as `USD`, and a rate written with a bare
+    slash (`/ h`, as in the claim `15 / h`) as a reciprocal (`1/h`)."""
     t = text.strip()
     for a, b in _NORMALISE:
         t = t.replace(a, b)
-    return t
+    t = _USD_SPELLINGS.sub("USD", t)
+    if t.startswith("/"):
+        t = "1/" + t[1:].strip()
+    return _MONEY_UNITS.get(t.lower(), t)
+
+
+# a step's unit written the way people write money (the claim `{"value": 18, "unit": "$"}`)
+_MONEY_UNITS = {"$": "USD", "usd": "USD", "dollar": "USD", "dollars": "USD", "us$": "USD", "$us": "USD"}
 
 
 def _screen(text: str) -> None:
@@ -113,6 +150,9 @@ def _screen(text: str) -> None:
     if _CHAINED.search(text):
         raise QuantError(f"unit {text!r}: chained exponents")
     for m in _DIGITS.finditer(text):
+        before = text[:m.start()].rstrip()[-1:]
+        if m.group() == "1" and _RECIPROCAL.match(text, m.start()) and before in ("", "(", "*"):
+            continue  # the 1 of a reciprocal: "1/h", "USD * 1/h"
         if not _EXPONENT.search(text[:m.start()]):
             raise QuantError(f"unit {text!r}: a number in a unit is only allowed as an exponent (m**2)")
         if float(m.group()) > MAX_UNIT_EXPONENT:
@@ -159,11 +199,24 @@ def _unit_info_cached(text: str) -> UnitInfo:
     return UnitInfo(text, scale, Fraction(0), dims)
 
 
+_UNKNOWN_UNITS: dict[str, QuantError] = {}  # refused unit texts (answers such as `18 eggs` repeat them)
+MAX_UNKNOWN_UNITS = 4096
+
+
 def unit_info(text: str) -> UnitInfo:
     """The UnitInfo of a unit text; QuantError("error") for an unknown unit, ("bound") for a huge one."""
     if not isinstance(text, str):
         raise QuantError(f"a unit must be a string, not {type(text).__name__}")
-    return _unit_info_cached(normalise_unit_text(text))
+    key = normalise_unit_text(text)
+    known = _UNKNOWN_UNITS.get(key)
+    if known is not None:
+        raise QuantError(str(known), known.kind)
+    try:
+        return _unit_info_cached(key)
+    except QuantError as exc:
+        if len(_UNKNOWN_UNITS) < MAX_UNKNOWN_UNITS:
+            _UNKNOWN_UNITS[key] = exc
+        raise
 
 
 def parse_unit(text: str):

@@ -10,6 +10,7 @@ summary goes to stderr.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from contextlib import ExitStack
@@ -33,10 +34,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-steps", type=int, default=None, help="chain guard (default 64)")
     parser.add_argument("--uncertain", choices=("verify", "cap", "exclude"), default=None,
                         help="how a right Uncertain answer is scored (default verify; docs/rewards.md)")
+    add_quantity_rule_arguments(parser)
+
+
+def add_quantity_rule_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--quantity-max-ops`, `--quantity-rel-tol`, `--quantity-trials`: the quantity chain rules of
+    `ChainConfig` (the recipe keys `chain_quantity_*`), shared by `prosfi score`, `eval` and `prm label`."""
+    from prosfi.chain import ChainConfig
+
+    helps = {f.name: f.metadata.get("help", "") for f in dataclasses.fields(ChainConfig)}
+    g = parser.add_argument_group("quantity chain rules (docs/quantity.md; unset: the documented defaults)")
+    g.add_argument("--quantity-max-ops", type=int, default=None, metavar="N", help=helps["quantity_max_ops"])
+    g.add_argument("--quantity-rel-tol", type=float, default=None, metavar="X", help=helps["quantity_rel_tol"])
+    g.add_argument("--quantity-trials", type=int, default=None, metavar="N", help=helps["quantity_trials"])
+
+
+def quantity_rule_kwargs(args: argparse.Namespace) -> dict:
+    """The `ChainConfig` keywords of the quantity rule flags that were given."""
+    return {name: getattr(args, name) for name in ("quantity_max_ops", "quantity_rel_tol", "quantity_trials")
+            if getattr(args, name, None) is not None}
+
+
+def chain_config_from_args(args: argparse.Namespace, **kwargs):
+    """`ChainConfig` from the chain flags given (ValueError naming the flag for a value it refuses)."""
+    from prosfi.chain import ChainConfig
+
+    kwargs = {**{k: v for k, v in kwargs.items() if v is not None}, **quantity_rule_kwargs(args)}
+    try:
+        config = ChainConfig(**kwargs)
+        from prosfi.domains.quantity import DEFAULT_RULES
+
+        config.quantity_rules(DEFAULT_RULES)  # the domain's own checks (e.g. trials in 0..16), now
+    except (TypeError, ValueError) as exc:
+        said = {"quantity_max_ops": "max_ops", "quantity_rel_tol": "rel", "quantity_trials": "trials"}
+        flag = next((f"--{k.replace('_', '-')}" for k in kwargs if k in str(exc) or said.get(k, k) in str(exc)),
+                    "chain flags")
+        raise ValueError(f"{flag}: {exc}") from exc
+    return config
 
 
 def run(args: argparse.Namespace) -> int:
-    from prosfi.chain import ChainConfig
     from prosfi.data.problem import read_problems
     from prosfi.rewards.audit import AuditLog
     from prosfi.rewards.config import RewardConfig
@@ -49,10 +86,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"prosfi score: cannot load problems: {exc}", file=sys.stderr)
         return 2
     reward_config = RewardConfig(mode=args.reward)
-    chain_kwargs = {k: v for k, v in (("max_dependencies", args.max_dependencies),
-                                      ("max_steps", args.max_steps),
-                                      ("uncertain", getattr(args, "uncertain", None))) if v is not None}
-    chain_config = ChainConfig(**chain_kwargs)
+    try:
+        chain_config = chain_config_from_args(args, max_dependencies=args.max_dependencies, max_steps=args.max_steps,
+                                              uncertain=getattr(args, "uncertain", None))
+    except ValueError as exc:
+        print(f"prosfi score: {exc}", file=sys.stderr)
+        return 2
     with ExitStack() as stack:
         verifier = None
         if args.reward in ("prosfi", "step_fraction"):
@@ -121,4 +160,4 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["add_arguments", "add_quantity_rule_arguments", "chain_config_from_args", "quantity_rule_kwargs", "run"]

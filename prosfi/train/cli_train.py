@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import sys
 import warnings
 
@@ -62,6 +63,8 @@ def run(args: argparse.Namespace, sft_only: bool = False) -> int:
         print(f"prosfi {name}: error: {e}", file=sys.stderr)
         return 2
     sys.stderr.write(notices.getvalue())
+    if resolved.wandb_notice and os.environ.get("RANK", "0") == "0":  # once per launch, not per process
+        print(resolved.wandb_notice, file=sys.stderr, flush=True)
     if resolved.script.dry_run:
         print(resolved.to_yaml(), end="")
         print(f"# {data}")

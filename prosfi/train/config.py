@@ -53,7 +53,11 @@ class _BaseScriptArguments:
         default=None,
         metadata={"help": "jsonl: the problems file; proverqa_hub: the data file in the repo (dev/hard.json)"},
     )
-    dataset_size: int = field(default=1000, metadata={"help": "training problems (generated or the first N)"})
+    dataset_size: int = field(
+        default=1000,
+        metadata={"help": "GRPO problems: generated, or the first N of a file (gsm8k, jsonl, proverqa_hub; -1: every "
+                  "problem of the file that the SFT, format-gate and held-out sets do not take; docs/training.md)"},
+    )
     dataset_seed: int = field(default=0, metadata={"help": "seed of the problem generator"})
     dataset_difficulty: str | None = field(
         default=None,
@@ -292,6 +296,14 @@ def validate(script_args: Any) -> None:
             sub_config(script_args, prefix)
         except (TypeError, ValueError) as e:
             raise ValueError(f"{prefix}_*: {e}") from e
+    try:  # the quantity rules' own checks (e.g. trials in 0..16) on the recipe's chain_quantity_* keys
+        from prosfi.domains.quantity import DEFAULT_RULES
+    except ImportError:
+        return
+    try:
+        sub_config(script_args, "chain").quantity_rules(DEFAULT_RULES)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"chain_quantity_*: {e}") from e
 
 
 def validate_sampling(training: Any) -> None:

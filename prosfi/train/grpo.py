@@ -112,6 +112,19 @@ def _held_out_before(heldout: Any, plan: Any, script: Any, training: Any, verifi
     return heldout.before(script, training, verifier, model_path)
 
 
+def _check_file_sets(script: Any, sft_only: bool) -> None:
+    """A file dataset's sets (GRPO, warm-up, format gate, held-out) fit in the file, before any model loads:
+    a hub file the dry run could not read is read here (a local one is cached from the preflight)."""
+    from prosfi.train.problems import file_split, is_file_dataset
+
+    if not is_file_dataset(script):
+        return
+    try:
+        file_split(script, sft=script.sft or sft_only)
+    except (OSError, ValueError) as e:
+        raise SetupError(str(e)) from e
+
+
 def _report_batch(resolved: ResolvedRecipe) -> None:
     """The batch arithmetic of this launch, and a note where the recipe was meant for another count."""
     from accelerate import PartialState
@@ -171,6 +184,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     if "wandb" in (training.report_to or []):
         os.environ.setdefault("WANDB_DIR", str(out))
         os.environ.setdefault("WANDB_PROJECT", "prosfi")
+    _check_file_sets(script, sft_only)
     if script.torch_threads > 0:
         import torch
 

@@ -20,34 +20,54 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 SEED_OFFSET = 1_000_003  # far from the SFT draws (dataset_seed + 1, 2, ...) and GRPO's (dataset_seed)
+GATE_SEED_OFFSET = 2_000_029  # the warm-up's format gate: its own draw, apart from the held-out evaluation's
+ROLES = ("eval", "gate")
 
 
-def held_out_problems(script: Any, count: int | None = None) -> list:
-    """`eval_held_out` (or `count`) problems of the recipe's dataset that are neither SFT nor GRPO problems."""
-    from prosfi.train.problems import from_script_args
+def held_out_problems(script: Any, count: int | None = None, role: str = "eval", training: list | None = None) -> list:
+    """`eval_held_out` (or `count`) problems of the recipe's dataset that are neither SFT nor GRPO problems:
+    the held-out evaluation's (`role` eval) or the warm-up format gate's (`role` gate, disjoint from the
+    evaluation's too). A file dataset has them cut from its end (`problems.file_split`); a generated one draws
+    them with seeds far from training's. `training` (GRPO and SFT problems already drawn) saves drawing them
+    again."""
+    from prosfi.train.problems import file_split, from_script_args, is_file_dataset
     from prosfi.train.sft import sft_problems
 
+    if role not in ROLES:
+        raise ValueError(f"role: {role!r} is not one of {', '.join(ROLES)}")
     count = int(script.eval_held_out if count is None else count)
-    # the SFT set is left out even when this run skips SFT (an ablation starting from a shared warm-up);
-    # a run without SFT whose sft_size the generator cannot fill (2-person K&K has ~400 puzzles) has no
-    # such set to leave out
-    try:
-        warm_up = sft_problems(script)
-    except ValueError:
-        if script.sft:
-            raise
-        warm_up = []
-    seen = {_content_key(p) for p in from_script_args(script) + warm_up}
+    if is_file_dataset(script):
+        # the gate serves a warm-up, also `prosfi sft` on a recipe that says sft: false
+        split = file_split(script, sft=True if role == "gate" else None)
+        return list(split.held_out if role == "eval" else split.gate)[:count]
+    if training is None:
+        # the SFT set is left out even when this run skips SFT (an ablation starting from a shared warm-up);
+        # a run without SFT whose sft_size the generator cannot fill (2-person K&K has ~400 puzzles) has no
+        # such set to leave out
+        try:
+            warm_up = sft_problems(script)
+        except ValueError:
+            if script.sft:
+                raise
+            warm_up = []
+        training = from_script_args(script) + warm_up
+    seen = {_content_key(p) for p in training}
+    offset = SEED_OFFSET
+    if role == "gate":
+        offset = GATE_SEED_OFFSET
+        if script.eval_held_out > 0:
+            seen |= {_content_key(p) for p in held_out_problems(script, training=training)}
     kept, draw = [], 0
     while len(kept) < count and draw < 5:  # a small generated space may need a second draw
-        for p in from_script_args(script, count=2 * count, seed_offset=SEED_OFFSET + draw):
+        for p in from_script_args(script, count=2 * count, seed_offset=offset + draw):
             key = _content_key(p)
             if key not in seen:
                 seen.add(key)
                 kept.append(p)
         draw += 1
     if len(kept) < count:
-        log.warning("eval_held_out: only %d held-out problems could be drawn (asked for %d)", len(kept), count)
+        log.warning("%s: only %d held-out problems could be drawn (asked for %d)",
+                    "eval_held_out" if role == "eval" else "sft_format_check", len(kept), count)
     return kept[:count]
 
 
@@ -184,7 +204,7 @@ def warm_up_format_rate(script: Any, training: Any, verifier: Any, model_path: s
 
     if script.sft_min_format_rate <= 0:
         return None
-    problems = held_out_problems(script, max(1, int(script.sft_format_check)))
+    problems = held_out_problems(script, max(1, int(script.sft_format_check)), role="gate")
     state = PartialState()
     from prosfi.eval import load_hf
 

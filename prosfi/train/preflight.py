@@ -71,34 +71,59 @@ def check_run_dir(resolved: Any, sft_only: bool = False) -> Any:
     return resolved.run_plan
 
 
+GSM8K_HINT = ("GSM8K's train split is grade_school_math/data/train.jsonl in github.com/openai/grade-school-math "
+              "(MIT); copy it there or give its path as dataset_path")
+
+
 def check_data(script: Any, sft_only: bool = False) -> str:
-    """Draw the run's problems (GRPO set, and the SFT set when the recipe warms up); a one-line
-    description of them, or RecipeError saying which key to change."""
-    if script.dataset == "jsonl" and script.dataset_path and not Path(script.dataset_path).is_file():
-        raise RecipeError(f"dataset_path: no such file {script.dataset_path}")
+    """Draw the run's problems as the run draws them (GRPO set, the SFT set when the recipe warms up, the
+    warm-up's format-gate and the held-out evaluation's problems); a one-line description of their sizes, or
+    RecipeError saying which key to change."""
+    from prosfi.train.problems import file_split, is_file_dataset
+
+    path = script.dataset_path
+    local = bool(path) and Path(path).is_file()
+    if script.dataset in ("jsonl", "gsm8k") and not local:
+        hint = f"; {GSM8K_HINT}" if script.dataset == "gsm8k" else ""
+        raise RecipeError(f"dataset_path: no such file {path}{hint}")
+    if is_file_dataset(script):
+        if not local:  # proverqa_hub from the hub: the run draws the sets before any model loads
+            return check_hub_data(script)
+        try:
+            return "data: " + file_split(script, sft=script.sft or sft_only).describe(
+                sft=script.sft or sft_only, grpo=not sft_only)
+        except (OSError, ValueError) as e:
+            raise RecipeError(str(e)) from e
     if script.dataset not in OFFLINE_DATASETS:
         return check_hub_data(script)
-    from prosfi.train.problems import from_script_args
+    return "data: " + ", ".join(_generated_sets(script, sft_only))
+
+
+def _generated_sets(script: Any, sft_only: bool) -> list[str]:
+    from prosfi.train.heldout import held_out_problems
+    from prosfi.train.problems import REST, from_script_args, gate_size
     from prosfi.train.sft import sft_problems
 
     def hint(key: str) -> str:
         if script.dataset == "kk":
             return (f"lower {key} or widen dataset_difficulty (people counts, e.g. '2-4'; "
                     f"now {script.dataset_difficulty!r})")
-        if script.dataset == "jsonl":
-            return f"lower {key} or use a larger file than {script.dataset_path}"
         return f"lower {key}"
 
+    if script.dataset_size == REST:
+        raise RecipeError(f"dataset_size {REST} (every problem of the file not drawn for another set) is for file "
+                          f"datasets; give dataset {script.dataset!r} a number")
     parts = []
+    try:
+        grpo = from_script_args(script)
+    except (OSError, ValueError) as e:
+        raise RecipeError(f"dataset_size {script.dataset_size}: {e}; {hint('dataset_size')}") from e
+    if len(grpo) < script.dataset_size:
+        raise RecipeError(f"dataset_size {script.dataset_size}: only {len(grpo)} problems could be drawn; "
+                          f"{hint('dataset_size')}")
     if not sft_only:
-        try:
-            grpo = from_script_args(script)
-        except (OSError, ValueError) as e:
-            raise RecipeError(f"dataset_size {script.dataset_size}: {e}; {hint('dataset_size')}") from e
-        if len(grpo) < script.dataset_size and script.dataset != "jsonl":
-            raise RecipeError(f"dataset_size {script.dataset_size}: only {len(grpo)} problems could be drawn; "
-                              f"{hint('dataset_size')}")
         parts.append(f"{len(grpo)} GRPO problems")
+    sft: list = []
     if script.sft or sft_only:
         try:
             sft = sft_problems(script)
@@ -108,7 +133,17 @@ def check_data(script: Any, sft_only: bool = False) -> str:
             raise RecipeError("sft: no SFT problems are left once GRPO's are removed; raise sft_size or "
                               "dataset_difficulty, or set sft: false")
         parts.append(f"{len(sft)} SFT problems")
-    return "data: " + ", ".join(parts)
+    training = grpo + sft if (script.sft or sft_only) else None
+    for role, key, asked in (("gate", "sft_format_check", gate_size(script, script.sft or sft_only)),
+                             ("eval", "eval_held_out", 0 if sft_only else max(0, script.eval_held_out))):
+        if not asked:
+            continue
+        got = held_out_problems(script, asked, role=role, training=training)
+        if not got:
+            raise RecipeError(f"{key} {asked}: no problem outside the GRPO and SFT sets could be drawn; "
+                              f"{hint('dataset_size')} or sft_size")
+        parts.append(f"{len(got)} {'format-gate' if role == 'gate' else 'held-out'} problems")
+    return parts
 
 
 def check_hub_data(script: Any) -> str:
@@ -134,12 +169,57 @@ def check_hub_data(script: Any) -> str:
     return f"data: {script.dataset} is loaded from the hub by the run (not fetched by a dry run)"
 
 
+WANDB_OFF_MODES = ("offline", "disabled", "dryrun")
+
+
+def wandb_credentials(env: Any = None, netrc_path: str | None = None) -> str | None:
+    """Where this process's wandb login comes from (`WANDB_API_KEY`, an entry for the wandb host in the netrc
+    file that `wandb login` writes), or None. Read locally: no network."""
+    import netrc
+    import os
+    from urllib.parse import urlparse
+
+    env = os.environ if env is None else env
+    if env.get("WANDB_API_KEY", "").strip():
+        return "WANDB_API_KEY"
+    host = urlparse(env.get("WANDB_BASE_URL") or "https://api.wandb.ai").hostname or "api.wandb.ai"
+    path = netrc_path or env.get("NETRC") or str(Path(env.get("HOME") or Path.home()) / ".netrc")
+    try:
+        entry = netrc.netrc(path).authenticators(host)
+    except (OSError, netrc.NetrcParseError):
+        return None
+    return f"{path} ({host})" if entry and entry[2] else None
+
+
+def check_wandb(training: Any, env: Any = None, netrc_path: str | None = None) -> str | None:
+    """`report_to: wandb` with no way to log: RecipeError in one line before any model loads (wandb would
+    otherwise stop at its login prompt when the first trainer starts, after the models are loaded). A notice
+    (for stderr) when the run logs offline, else None."""
+    import os
+
+    if "wandb" not in (getattr(training, "report_to", None) or []):
+        return None
+    env = os.environ if env is None else env
+    mode = env.get("WANDB_MODE", "").strip().lower()
+    if mode in WANDB_OFF_MODES or env.get("WANDB_DISABLED", "").strip().lower() in ("1", "true", "yes"):
+        return (f"[prosfi] wandb logs {mode or 'nothing'} (WANDB_MODE={mode})" if mode else
+                "[prosfi] wandb is disabled (WANDB_DISABLED)") + "; `wandb sync` uploads offline runs later"
+    if wandb_credentials(env, netrc_path):
+        return None
+    raise RecipeError("report_to wandb: no wandb login here (WANDB_API_KEY is unset and no netrc entry for the "
+                      "wandb host) and WANDB_MODE is not offline, so the run would stop at wandb's login after the "
+                      "models load; run `wandb login`, set WANDB_API_KEY, set WANDB_MODE=offline (upload later with "
+                      "`wandb sync`), or give --report_to none")
+
+
 def preflight(resolved: Any, sft_only: bool = False) -> str:
     """Every check above; RecipeError on the first problem, else a one-line data description."""
     check_model_path(resolved.script, resolved.model)
     check_run_dir(resolved, sft_only)
     check_backends(resolved.script)
+    resolved.wandb_notice = check_wandb(resolved.training)
     return check_data(resolved.script, sft_only)
 
 
-__all__ = ["check_backends", "check_data", "check_hub_data", "check_model_path", "check_run_dir", "preflight"]
+__all__ = ["check_backends", "check_data", "check_hub_data", "check_model_path", "check_run_dir", "check_wandb",
+           "preflight", "wandb_credentials"]

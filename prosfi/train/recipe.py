@@ -51,6 +51,7 @@ class ResolvedRecipe:
     batch: GrpoBatch | None = None
     resume_refused: bool = False  # resume_from_checkpoint set to false explicitly
     run_plan: Any = None  # what the run does with its output_dir (rundir.RunPlan), set by preflight
+    wandb_notice: str | None = None  # `report_to: wandb` logging offline or disabled, set by preflight
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -131,8 +131,12 @@ def _console_and_rows(trainer: Any, out: Path) -> None:
 
 
 def sft_problems(script: Any) -> list:
-    """`sft_draws` sets of `sft_size` problems (seed offsets 1, 2, ...), duplicates and GRPO's problems removed."""
-    from prosfi.train.problems import from_script_args
+    """`sft_draws` sets of `sft_size` problems (seed offsets 1, 2, ...), duplicates and GRPO's problems removed;
+    for a file dataset, the `sft_size` problems after GRPO's share of the file (`problems.file_split`)."""
+    from prosfi.train.problems import file_split, from_script_args, is_file_dataset
+
+    if is_file_dataset(script):
+        return list(file_split(script, sft=True).sft)
 
     pooled, seen = [], set()
     for draw in range(max(1, getattr(script, "sft_draws", 1))):

@@ -29,7 +29,8 @@ from typing import Any
 from prosfi.chain import REJECTED, ChainConfig, ChainResult, StepResult
 from prosfi.data.problem import Problem
 from prosfi.data.quant_gold import constant_context
-from prosfi.domains.quantity.answer import QuantityAnswer, answer_tolerance, gold_value, matches
+from prosfi.domains.quantity.answer import (QuantityAnswer, _as_written, _plain_gold, answer_tolerance,
+                                            gold_value, matches)
 from prosfi.domains.quantity.steps import QuantityStep, claimed_value
 from prosfi.quant import QuantError, Tolerance, close_enough, evaluate, parse_expr, parse_quantity
 from prosfi.quant.check import compute
@@ -38,7 +39,7 @@ from prosfi.quant.expr import BinOp, Call, Expr, Name, Num, Unary, fraction_lite
 from prosfi.quant.grounding import (ALLOWED_CONSTANTS, allowed_constant, is_licensed_multiple, is_licensed_offset,
                                     multiple_word)
 from prosfi.quant.tolerance import _rel_ok
-from prosfi.quant.units import Value, format_number, format_value, parse_number
+from prosfi.quant.units import Value, format_number, format_value, parse_number, unit_info
 
 # guard names carried by step results (`guard`), so eval can count dimension errors and grounding failures
 DIMENSION = "dimension"
@@ -96,15 +97,16 @@ def _same(a: Value, b: Value, tol: Tolerance) -> bool:
     return abs(x - y) <= tol.rel * max(abs(x), tol.abs_eps)
 
 
-def _equal(a: Any, b: Any) -> bool:
-    """Two re-evaluated magnitudes are the same function value: exactly, or within float noise."""
+def _equal(a: Any, b: Any, floor: float = 0.0) -> bool:
+    """Two re-evaluated magnitudes are the same function value: exactly, or within float noise (relative, plus
+    an absolute `floor` for values that should be 0: `sin(pi * 3)` is 1e-16)."""
     if a == b:
         return True
     try:
         x, y = float(a), float(b)
     except (OverflowError, TypeError):
         return False
-    return math.isfinite(x) and abs(x - y) <= _SAME * max(abs(x), abs(y))
+    return math.isfinite(x) and abs(x - y) <= _SAME * max(abs(x), abs(y)) + floor
 
 
 # ------------------------------------------------------------------------------------------ per problem
@@ -181,23 +183,47 @@ def _given_numbers(v: Value, written: str) -> set[Fraction]:
 
 
 def _reassign(problem: Problem, values: dict[str, Value], n: int) -> list[dict[str, Value]]:
-    """`n` joint re-assignments of the givens: each scaled by its own random factor in [1/3, 3] (log-uniform; a
-    zero given becomes the factor itself), seeded by the problem so scores are reproducible. Floating point:
-    identities are read within `_SAME` (random points make a false identity vanishingly unlikely)."""
+    """`n` joint re-assignments of the givens, seeded by the problem so scores are reproducible. Each given
+    moves on its own grid: an integer to another integer, a number with d decimals to another with d decimals
+    (so `g % 1`, `round(g)`, `sin(pi * g)` are as constant as they are at the given numbers: a zero that
+    moves only off the grid is no zero); half the trials stay near (within ±25 %), half go wide (x 1/3 to 3),
+    so an honest domain (`sqrt(g1 - g2)` with g1 > g2) mostly survives. Floating point: identities are read
+    within `_SAME` (random points make a false identity vanishingly unlikely)."""
     seed = hashlib.sha256(f"{problem.id}\x00{problem.question}".encode()).digest()
     rng = random.Random(int.from_bytes(seed[:8], "big"))
+    written = {str(g.get("id", "")): str(g.get("value", "")) for g in problem.givens}
     out = []
-    for _ in range(n):
+    for k in range(n):
+        spread = 1.25 if k % 2 == 0 else 3.0
         trial = {}
         for gid, v in values.items():
-            f = 3 ** rng.uniform(-1, 1)
-            try:
-                mag = float(v.mag) * f if v.mag != 0 else f
-            except OverflowError:
-                mag = float("inf")
-            trial[gid] = Value(mag, v.dims, v.unit)
+            trial[gid] = _moved_given(v, written.get(gid, ""), spread, rng)
         out.append(trial)
     return out
+
+
+def _moved_given(v: Value, written: str, spread: float, rng: random.Random) -> Value:
+    try:
+        shown = float(v.magnitude_in())
+        scale = float(v.mag) / shown if shown else 1.0
+    except (QuantError, OverflowError, ZeroDivisionError, TypeError):
+        shown, scale = float(v.mag), 1.0
+    text = written.strip().lstrip("$").rstrip("%").replace(",", "")
+    decimals = len(text.split(".", 1)[1]) if "." in text and text.replace(".", "", 1).isdigit() else None
+    if decimals is None and isinstance(v.mag, Fraction) and Fraction(shown).denominator == 1 and text.isdigit():
+        decimals = 0
+    f = spread ** rng.uniform(-1, 1)
+    x = shown * f if shown else f
+    if decimals is not None:  # on the given's grid, and never the given itself (1 kg must move too)
+        step = 10.0 ** -decimals
+        x = round(x / step) * step
+        if x == shown or x == 0:
+            x = shown + step * rng.choice((-1, 1)) * rng.randint(1, 3)
+            if x <= 0 < shown or x == 0:
+                x = shown + step * rng.randint(1, 3)
+    elif x == shown:
+        x = shown * 1.1
+    return Value(x * scale, v.dims, v.unit)
 
 
 def _group_fractions(text: str) -> str:
@@ -244,7 +270,8 @@ class QuantityChainCheck:
                  rules: QuantityRules | None = None) -> None:
         self.problem, self.steps, self.claim, self.config = problem, tuple(steps), claim, config
         self.state, self.establish = state, establish
-        self.rules = rules or getattr(config, "quantity", None) or DEFAULT_RULES
+        reader = getattr(config, "quantity_rules", None)  # ChainConfig's quantity_* keys (recipes, CLI flags)
+        self.rules = rules or (reader(DEFAULT_RULES) if callable(reader) else None) or DEFAULT_RULES
 
     def key(self) -> tuple:
         return (id(self.problem), id(self.config), id(self.state), self.establish, self.steps,
@@ -387,7 +414,7 @@ class QuantityChainCheck:
         except (ArithmeticError, ValueError, OverflowError) as exc:
             return res("invalid", f"math error: {exc!r}")
         ok, why = close_enough(true, claim, rules.tolerance)
-        if not ok:
+        if not ok and not _rounded(true, claim, step):
             return res("invalid", why, DIMENSION if why.startswith("wrong unit") else "")
         for d in refs:  # every cited value must matter (locally: the step's own expression)
             try:
@@ -398,14 +425,13 @@ class QuantityChainCheck:
             if _same(true, moved, rules.tolerance):
                 return res(REJECTED, f"does not depend on {d} (grounding): the value stays {format_value(true)} "
                            f"whatever {d} is", "insensitive")
-        why = self._repeated_terms(step, expr, g)
+        why = self._structure(step, expr, g, env, bindings[0][0] if bindings else None, i == len(self.steps) - 1)
         if why:
             return res(REJECTED, why, "grounding")
         trials: tuple[Value | None, ...] = ()
         if rules.trials:
-            # every reading of the literals is tried: where a 0 or 1 could be the identity, each must pass
-            # (`g1 * 1` restates g1 even though g4 = 1); otherwise one honest reading suffices
-            strict = any(value in (0, 1) and len(owners) > 1 for _, value, owners in choices)
+            # where several givens share a number, one honest reading suffices (each is a stated number)
+            strict = False
             flags = []
             for literals, trial_literals in bindings or [(None, [None] * rules.trials)]:
                 values = self._trial_values(step, expr, refs, g, index, earlier, trial_literals)
@@ -436,7 +462,10 @@ class QuantityChainCheck:
             return [], [], ""
 
         def owners_of(value: Fraction) -> tuple[str, ...]:
-            return tuple(o for o in g.numbers.get(value, ()) if o not in cited)
+            """The givens a number states (`~g2`: the reciprocal of g2, `3` in `x / 3` for "a third")."""
+            direct = tuple(o for o in g.numbers.get(value, ()) if o not in cited)
+            inverse = tuple("~" + o for o in g.numbers.get(1 / value, ()) if o not in cited) if value else ()
+            return direct + inverse
 
         choices: list[tuple[int, Fraction, tuple[str, ...]]] = []
         inside_pair: set[int] = set()
@@ -444,20 +473,19 @@ class QuantityChainCheck:
             if isinstance(node, BinOp) and node.op == "/" and isinstance(node.left, Num) and \
                     isinstance(node.right, Num) and node.right.value != 0:
                 value = node.left.value / node.right.value
-                owners = owners_of(value)
+                owners = tuple(o for o in owners_of(value) if not o.startswith("~"))
                 if owners:  # `3/5` for "three-fifths": the pair is the given, its parts are not
                     choices.append((id(node), value, owners))
                     inside_pair.update((id(node.left), id(node.right)))
         for node in expr.walk():
             if not isinstance(node, Num) or id(node) in inside_pair:
                 continue
+            if allowed_constant(node.value, g.context) is not None:
+                continue  # a listed constant is the constant: a given of the same number is cited by id
             owners = owners_of(node.value)
             if owners:
-                # a listed constant written where a given has the same number is read both ways ("" = the constant)
-                constant = node.value in (0, 1) or allowed_constant(node.value, g.context) is not None
-                # the constant first: where it passes, later steps are re-evaluated with it (the stricter reading)
-                choices.append((id(node), node.value, (("",) if constant else ()) + owners))
-            elif allowed_constant(node.value, g.context) is None:
+                choices.append((id(node), node.value, owners))
+            else:
                 why = ("a unit factor the problem gives no context for" if node.value in ALLOWED_CONSTANTS
                        else "not a given's number nor a listed constant")
                 return [], [], f"ungrounded literal {format_number(node.value)} (grounding): {why}"
@@ -470,26 +498,67 @@ class QuantityChainCheck:
         for reading in readings:
             base = {nid: Value(value) for nid, value, _ in reading}
             per_trial = []
-            for trial in g.trials:  # a literal read from a given moves with it; the constant reading ("") does not
-                per_trial.append({nid: Value(_moved(value, g.values[o].mag, trial[o].mag) if o else value)
-                                  for nid, value, o in reading})
+            for trial in g.trials:  # a literal read from a given moves with it (a reciprocal one inversely)
+                per_trial.append({nid: Value(_moved(value, g.values[o.lstrip("~")].mag, trial[o.lstrip("~")].mag,
+                                                    o.startswith("~"))) for nid, value, o in reading})
             out.append((base, per_trial))
         return out, choices, ""
 
-    def _repeated_terms(self, step: QuantityStep, expr: Expr | None, g: _Givens) -> str:
-        """A value added to itself in one step (`g1 + g1 + g1`, `sum(g1, g1, g1)`) is a count: it must be
-        stated (`MULTIPLE_WORDS`)."""
-        if expr is not None:
-            terms: dict[tuple[str, int], int] = {}
-            for name, sign in _additive_names(expr):
-                terms[(name, sign)] = terms.get((name, sign), 0) + 1
-            counts = [(name, k) for (name, _), k in terms.items() if k > 1]
-        else:
-            counts = [(a, step.args.count(a)) for a in dict.fromkeys(step.args) if step.args.count(a) > 1]
-        for name, k in counts:
-            if not is_licensed_multiple(k, g.context):
-                return (f"adds {name} {k} times (grounding): a count of {k} the problem does not state"
-                        + (f" (say {multiple_word(Fraction(k))})" if multiple_word(Fraction(k)) else ""))
+    def _structure(self, step: QuantityStep, expr: Expr | None, g: _Givens, env: dict[str, Value],
+                   literals: dict[int, Value] | None, last: bool = False) -> str:
+        """What the step's own expression writes, read off its tree at the given numbers:
+        - a term repeated in a sum (`g1 + g1 + g1`, `(g1 + g1) * g2`, `a * b + a * b`, `sum(g1, g1, g1)`) is a
+          count; a literal factor of a product (`g1 * g2 * 2`, `(g1 + g2) / 2`) is a multiple: each must be
+          stated (`MULTIPLE_WORDS`, a unit factor in context), unless the step is a formula (a power, a root,
+          `pi`/`e`: `0.5 * m * v ** 2`, `2 * pi * r`);
+        - a term that is 0 here, or a factor, divisor or exponent that is 1 here, does nothing but move the step
+          off the given numbers (`g1 + g2 % 1`, `g1 * g4` with g4 = 1, `g1 ** g4`): the step restates."""
+        if expr is None:
+            if step.op in ("sum", "add"):
+                for a in dict.fromkeys(step.args):
+                    k = step.args.count(a)
+                    if k > 1 and not is_licensed_multiple(k, g.context):
+                        return _count_reason(a, k)
+            return ""
+        bound = set(literals or {})
+        for node in expr.walk():
+            if isinstance(node, BinOp) and node.op in ("+", "-") and not _is_sum_child(node, expr):
+                terms = [str(term) for term, _ in _sum_terms(node)]
+                for term in dict.fromkeys(terms):
+                    k = terms.count(term)
+                    if k > 1 and any(c.isalpha() for c in term) and not is_licensed_multiple(k, g.context):
+                        return _count_reason(term, k)
+            if isinstance(node, BinOp) and node.op in ("*", "/") and id(node) not in bound and \
+                    not _formula(node, env) and _counted(node, env, literals):
+                for side, lit in ((0, node.left), (1, node.right)):
+                    if isinstance(lit, Num) and id(lit) not in bound and lit.value not in (0, 1):
+                        value = 1 / lit.value if side == 1 and node.op == "/" else lit.value
+                        if not is_licensed_multiple(value, g.context):
+                            word = multiple_word(value)
+                            return (f"multiplies by {format_number(value)} (grounding): a multiple the problem does "
+                                    "not state" + (f" (say {word})" if word else ""))
+            if isinstance(node, BinOp) and node.op in ("+", "-", "*", "/", "**"):
+                for side in ((node.left, node.right) if node.op in ("+", "*") else (node.right,)):
+                    if isinstance(side, Num) or not side.names() - set(CONSTANTS):
+                        continue
+                    if isinstance(side, Name) and side.id in g.values and node.op != "**" and not last:
+                        continue  # a given that is 1 ("1 hour") may be a factor; a computed 1 or 0, or a given 1
+                        # that makes the answer another value, may not
+                    try:
+                        v = evaluate(side, env, literals)
+                    except (QuantError, ArithmeticError, ValueError, OverflowError):
+                        continue
+                    null = 0 if node.op in ("+", "-") else 1
+                    try:
+                        size = abs(float(evaluate(node, env, literals).mag)) if null == 0 else 1.0
+                        near = abs(float(v.mag) - null) <= 1e-12 * size
+                    except (QuantError, ArithmeticError, ValueError, OverflowError):
+                        near = v.mag == null
+                    if near and (null == 0 or v.dimensionless):
+                        what = "adds" if null == 0 else "multiplies by" if node.op == "*" else \
+                            "divides by" if node.op == "/" else "raises to"
+                        return (f"{what} {side}, which is {null} here (grounding): a term that does nothing at "
+                                "the given numbers")
         return ""
 
     # ------------------------------------------------------------------ dependence
@@ -510,16 +579,21 @@ class QuantityChainCheck:
                     trials: tuple[Value | None, ...], g: _Givens, earlier: list[_Step]) -> tuple[str, str]:
         """Constant, restatement or an unstated multiple, read off the step's values under the trials."""
         live = [t for t, v in enumerate(trials) if v is not None]
-        if len(live) < 2:
-            return "", ""  # the re-evaluations broke (a domain error): the value moves with the givens
-        if all(trials[t].dims == true.dims and _equal(trials[t].mag, true.mag) for t in live):
+        if len(live) < min(2, len(trials)):
+            return (f"holds only at the given numbers (grounding): {step.id} cannot be re-evaluated when the givens "
+                    "move (a math error every time)", "constant")
+        floor = _SAME * max([abs(float(true.mag))] + [abs(float(v.mag)) for v in self._inputs(step, g, earlier)])
+        if all(trials[t].dims == true.dims and _equal(trials[t].mag, true.mag, floor) for t in live):
             return (f"constant (grounding): {step.id} is {format_value(true)} whatever the givens are, a number "
                     "built from none of them", "constant")
         others: list[tuple[str, Value, tuple]] = [(gid, v, tuple(tr[gid] for tr in g.trials))
                                                    for gid, v in g.values.items()]
         others += [(self.steps[j].id, c.value, c.trials) for j, c in enumerate(earlier)
                    if c.value is not None and c.trials]
+        conversion = self._conversion(i, step, g)
         for name, base, values in others:
+            if name == conversion:
+                continue
             if base.dims == true.dims and _equal(base.mag, true.mag) and \
                     all(values[t] is not None and values[t].dims == true.dims and _equal(values[t].mag,
                                                                                      trials[t].mag) for t in live):
@@ -533,6 +607,10 @@ class QuantityChainCheck:
         # a step of one input is a + b x of it, or of the input's own one input, and so on back: the multiple
         # and the offset accumulated along that path must be stated (two `+ 1` steps add a 2 nobody wrote)
         depth = 0
+        if _COUNTED is None:
+            _counted(Num("1", Fraction(1)), {}, None)
+        if true.dims not in _COUNTED:
+            return "", ""  # a physical quantity: its constants are its formula's (v = 2 * d / t)
         while len(refs) == 1 and refs[0] in by_name and depth < 8:
             name = refs[0]
             base, values = by_name[name]
@@ -545,8 +623,10 @@ class QuantityChainCheck:
                 word = multiple_word(near) if _equal(float(near), slope) else ""
                 return (f"{step.id} is {_show(slope)} × {name} (grounding): a multiple the problem does not "
                         "state" + (f" (say {word})" if word else ""), "grounding")
-            if offset and (not is_licensed_offset(abs(offset), g.context) or
-                           (depth == 0 and not any(_equal(abs(offset), w) for w in written))):
+            complement = (_equal(abs(slope), 1) and _equal(abs(offset), 1) and base.dimensionless
+                          and 0 < abs(float(base.mag)) < 1)  # 1 - x, 1 + x of a fraction or a percentage
+            if offset and not complement and (not is_licensed_offset(abs(offset), g.context) or
+                                              (depth == 0 and not any(_equal(abs(offset), w) for w in written))):
                 return (f"{step.id} is {name} {'+' if offset > 0 else '-'} {_show(abs(offset))} (grounding): an "
                         "offset the problem does not state", "grounding")
             j = index.get(name)
@@ -555,6 +635,33 @@ class QuantityChainCheck:
             refs = sorted(set(self._refs(self.steps[j], index)))
             depth += 1
         return "", ""
+
+    def _conversion(self, i: int, step: QuantityStep, g: _Givens) -> str:
+        """The given a last step may restate because the question asks for it in another unit ("72 km/h in
+        m/s"): the step cites only that given and claims it in the answer's unit, which is not the given's."""
+        if i != len(self.steps) - 1 or not isinstance(self.problem.answer, dict):
+            return ""
+        refs = set(self._refs(step, {s.id: k for k, s in enumerate(self.steps)}))
+        if len(refs) != 1:
+            return ""
+        gid = next(iter(refs))
+        given = next((x for x in self.problem.givens if str(x.get("id")) == gid), None)
+        want = str(self.problem.answer.get("unit") or "").replace(" ", "")
+        if given is None or not want or step.unit.replace(" ", "") != want or \
+                str(given.get("unit") or "").replace(" ", "") == want:
+            return ""
+        return gid
+
+    def _inputs(self, step: QuantityStep, g: _Givens, earlier: list[_Step]) -> list[Value]:
+        index = {s.id: k for k, s in enumerate(self.steps)}
+        out = []
+        for d in self._refs(step, index):
+            v = g.values.get(d)
+            if v is None and d in index and index[d] < len(earlier):
+                v = earlier[index[d]].value
+            if v is not None:
+                out.append(v)
+        return out
 
     # ------------------------------------------------------------------ the answer
     def _established(self, checked: list[_Step]) -> tuple[bool, str]:
@@ -570,7 +677,7 @@ class QuantityChainCheck:
         tol = answer_tolerance(self.problem)
         gold = gold_value(self.problem)
         if gold is not None:
-            ok, why = close_enough(gold, last.value, tol)
+            ok, why = _final_matches(gold, last.value, self.problem, tol)
             if not ok:
                 return False, (f"answer: the last step {last.result.id} computes {format_value(last.value)}, "
                                f"not the answer ({why})")
@@ -581,11 +688,54 @@ class QuantityChainCheck:
         return True, ""
 
 
-def _moved(literal: Fraction, given: Any, moved: Any) -> Any:
-    """A literal read from a given, in a trial where the given moved from `given` to `moved`."""
-    if given == 0:
+def _final_matches(gold: Value, final: Value, problem: Problem, tol: Tolerance) -> tuple[bool, str]:
+    """The chain's recomputed final value against the gold, in the gold's unit, with one tolerance: a
+    temperature relative to its size in the gold's own scale (40 °C, not 313 K: 5 % is 2 °C), and for a
+    percentage either the fraction (0.6) or the percent number (60, `part / whole * 100`)."""
+    unit = str((problem.answer or {}).get("unit") or "") if isinstance(problem.answer, dict) else ""
+    try:
+        info = unit_info(unit) if unit else None
+    except QuantError:
+        info = None
+    if info is not None and info.offset and final.dims == gold.dims:
+        x, y = float(final.magnitude_in(unit)), float(gold.magnitude_in(unit))
+        if abs(x - y) <= tol.rel * max(abs(y), tol.abs_eps):
+            return True, ""
+        return False, f"wrong value: expected {format_value(gold, unit)}, got {format_value(final, unit)}"
+    if _plain_gold(unit) and (not final.dimensionless or final.unit):
+        final = _as_written(final)  # a plain gold (a GSM8K count) is the number the chain shows: 18 USD -> 18
+    ok, why = close_enough(gold, final, tol)
+    if not ok and unit.strip() in ("percent", "%") and final.dimensionless:
+        ok = close_enough(Value(gold.mag * 100 if isinstance(gold.mag, Fraction) else float(gold.mag) * 100),
+                          final, tol)[0]
+    return ok, why
+
+
+def _rounded(true: Value, claim: Value, step: QuantityStep) -> bool:
+    """A claim written as the recomputed value rounded to the decimals it shows (`10.9` for 10.89, `3.33` for
+    10/3), within 0.5 % of it: people round what they report; later steps use the recomputed value anyway."""
+    if true.dims != claim.dims:
+        return False
+    text = step.value if isinstance(step.value, str) else repr(step.value)
+    text = text.strip().lower()
+    if "e" in text:
+        return False
+    decimals = len(text.split(".", 1)[1]) if "." in text else 0
+    try:
+        x = float(true.magnitude_in(step.unit or None))
+        c = float(claim.magnitude_in(step.unit or None))
+    except (QuantError, OverflowError, TypeError):
+        return False
+    return abs(x - c) <= 0.5 * 10.0 ** -decimals * (1 + 1e-9) and abs(x - c) <= 0.005 * abs(x)
+
+
+def _moved(literal: Fraction, given: Any, moved: Any, inverse: bool = False) -> Any:
+    """A literal read from a given (or from its reciprocal), in a trial where the given moved from `given` to
+    `moved`."""
+    if given == 0 or moved == 0:
         return float(literal) + float(moved)
-    return float(literal) * float(moved) / float(given)
+    ratio = float(moved) / float(given)
+    return float(literal) / ratio if inverse else float(literal) * ratio
 
 
 def _affine(base: Value, values: tuple, true: Value, trials: tuple, live: list[int]
@@ -645,22 +795,55 @@ def _show(x: Any) -> str:
     return format_number(x) if isinstance(x, Fraction) else f"{x:.6g}"
 
 
-def _additive_names(expr: Expr) -> list[tuple[str, int]]:
-    """The bare names among the terms of an expression's top-level sum, with their signs."""
-    out: list[tuple[str, int]] = []
-    todo: list[tuple[Expr, int]] = [(expr, 1)]
+_COUNTED: tuple | None = None
+
+
+def _counted(node: Expr, env: dict, literals: dict | None) -> bool:
+    """Is the node's value a count or an amount of money (plain or USD: where a multiple is a count a word
+    must state)? A physical quantity's literal factors are its formula's (0.5 * m * s1 with s1 = v ** 2)."""
+    global _COUNTED
+    if _COUNTED is None:
+        _COUNTED = (Value(1).dims, unit_info("USD").dims)
+    try:
+        return evaluate(node, env, literals).dims in _COUNTED
+    except (QuantError, ArithmeticError, ValueError, OverflowError):
+        return True
+
+
+def _formula(node: Expr, env: dict) -> bool:
+    """Is a product a physics or geometry formula (a power, a root, a transcendental function, `pi`/`e`), whose
+    literal factors (0.5 * m * v ** 2, 2 * pi * r) are the formula's, not counts?"""
+    return any(isinstance(n, Call) and n.func in ("sqrt", "cbrt", "exp", "log", "ln", "sin", "cos", "tan", "hypot")
+               or isinstance(n, BinOp) and n.op == "**" or isinstance(n, Name) and n.id in CONSTANTS
+               and n.id not in env for n in node.walk())
+
+
+def _sum_terms(node: Expr) -> list[tuple[Expr, int]]:
+    """The terms of a maximal sum (`a + b - c`), with their signs."""
+    out: list[tuple[Expr, int]] = []
+    todo: list[tuple[Expr, int]] = [(node, 1)]
     while todo:
-        node, sign = todo.pop()
-        if isinstance(node, BinOp) and node.op in "+-" and len(node.op) == 1:
-            todo.append((node.left, sign))
-            todo.append((node.right, sign if node.op == "+" else -sign))
-        elif isinstance(node, Unary):
-            todo.append((node.operand, sign if node.op == "+" else -sign))
-        elif isinstance(node, Call) and node.func == "sum":  # pragma: no cover - not in the grammar
-            todo.extend((a, sign) for a in node.args)
-        elif isinstance(node, Name):
-            out.append((node.id, sign))
+        n, sign = todo.pop()
+        if isinstance(n, BinOp) and n.op in ("+", "-"):
+            todo.append((n.left, sign))
+            todo.append((n.right, sign if n.op == "+" else -sign))
+        else:
+            out.append((n, sign))
     return out
+
+
+def _is_sum_child(node: Expr, root: Expr) -> bool:
+    """Is `node` the operand of a larger sum (then that sum's terms are read, not this part's)?"""
+    for n in root.walk():
+        if isinstance(n, BinOp) and n.op in ("+", "-") and (n.left is node or n.right is node):
+            return True
+    return False
+
+
+def _count_reason(term: str, k: int) -> str:
+    word = multiple_word(Fraction(k))
+    return (f"adds {term} {k} times (grounding): a count of {k} the problem does not state"
+            + (f" (say {word})" if word else ""))
 
 
 __all__ = ["DEFAULT_RULES", "DIMENSION", "GROUNDING_GUARDS", "TAINTED", "QuantityChainCheck", "QuantityRules",
