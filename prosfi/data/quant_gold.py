@@ -378,7 +378,11 @@ def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple
                 not (i + 2 < len(tokens) and tokens[i + 2] == ("op", "**")):
             k = Fraction(tokens[i + 1][1])
             quarter = fractions.get(1 / k) if k else None
-            if k not in (0, 1, 2) and quarter is not None and (not chain.candidates(k) or quarter not in chain.used):
+            if k == 2 and quarter is not None and quarter in chain.used:
+                quarter = next((g for g, f in fractions_all(chain).items() if f == Fraction(1, 2)
+                                and g not in chain.used), None)  # the next "half" of two
+            if k not in (0, 1) and quarter is not None and (not chain.candidates(k) or quarter not in chain.used) \
+                    and (k != 2 or quarter not in chain.used):
                 # "a quarter of the sandwiches": 12 / 4 is `12 * g`, not 12 over the 4 Cody ate; "one-fourth as
                 # much as the Dachshund": 20 / 4 is that fourth, not the "Four dogs" in the line
                 out += [("op", "*"), ("ref", fractions[1 / k])]
@@ -412,6 +416,12 @@ def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple
         out.append(t)
         i += 1
     return out
+
+
+def fractions_all(chain: _Chain) -> dict[str, Fraction]:
+    """Every dimensionless non-integer given by id (two "half"s are two givens)."""
+    return {gid: v.mag for gid, v in chain.env.items()
+            if v.dimensionless and isinstance(v.mag, Fraction) and v.mag.denominator != 1}
 
 
 def fractions_inv(fractions: dict[Fraction, str]) -> dict[str, Fraction]:
@@ -703,6 +713,8 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
         grounded, v = _ground(chain, tokens, result, bool(getattr(info, "money", False)),
                               str(getattr(info, "text", "") or ""), accept)
         if grounded is None:
+            if str(v).startswith("rules: restatement"):
+                continue  # `180 * 1`, `3 * 1`: the solution restates a number; later literals find the cited one
             first_issue = first_issue or f"{v} in {expr!r}"
             refused[n_eq] = f"{v} in {expr!r}"
             continue
