@@ -260,6 +260,8 @@ def given_noun(question: str, g: dict) -> str:
     except (TypeError, ValueError):
         rest = ""
     noun = _stem(words[-1]) if words else _noun_after(rest)
+    if len(words) >= 2 and re.search(r"[A-Za-z]\s*(?:/|\bper\b)\s*[A-Za-z]", text):  # "4 feet/hour": a rate
+        noun = f"{_stem(words[0])}/{_stem(words[-1])}"
     if words and re.match(r"\s*(?:more|less|fewer|longer|shorter|older|younger|faster|slower|extra)\b", rest, re.I):
         noun += "+"  # "4 hours longer" is a difference, "4 hours" an amount
     if noun.rstrip("+") == "time":  # "three times as long" is a multiplier, "three times a day" a count
@@ -283,6 +285,9 @@ def literal_nouns(line: str, lit: Fraction) -> set[str]:
         except (ValueError, ZeroDivisionError):
             continue
         if value != lit and not (g.unit == "cent" and value / 100 == lit):
+            continue
+        if g.unit == "USD" or g.text.lstrip().startswith("$"):
+            out.add("$")  # `$2 x 2`: the dollar sign is its noun, whatever follows
             continue
         if re.match(r"\s*[-+*/x×=]\s*[\d$(]", text[g.end:]) and not re.search(r"[A-Za-z]", g.text):
             continue  # an operator follows: no noun here
@@ -484,6 +489,26 @@ _UNIT_NOUNS = frozenset("second minute hour day week month year mile meter metre
                         "pound ounce gram kilogram liter litre gallon cent dollar $".split())
 
 
+def _steps_or_givens(chain: _Chain, opts: list, lit: Fraction, line: str) -> list:
+    """An earlier result and a given with the same number: the noun the solution writes after it decides
+    ("24 feet / 4 feet/hour" is the given rate, not the 4 hours computed before); without one, the order
+    stands (an unused result first). Only a given is singled out this way: the solution's nouns after a
+    result are looser ("200 calories/roll * 200 rolls")."""
+    steps = {st["key"]: st.get("nouns", set()) for st in chain.steps}
+    step_opts = [o for o in opts if o in steps]
+    given_opts = [o for o in opts if o in chain.env]
+    if not step_opts or not given_opts:
+        return opts
+    said = literal_nouns(line, lit)
+    if not said:
+        return opts
+    given_hit = [g for g in given_opts if chain.nouns.get(g, "") in said]
+    step_hit = [k for k in step_opts if steps[k] & said]
+    if given_hit and not step_hit:
+        return [o for o in opts if o not in steps]
+    return opts
+
+
 def _unit_contradicts(chain: _Chain, gid: str, lit: Fraction, line: str) -> bool:
     """The solution writes the number with another unit than the given's ("5 minutes cutting" against "5
     seconds"): it is some other quantity with the same number."""
@@ -491,6 +516,9 @@ def _unit_contradicts(chain: _Chain, gid: str, lit: Fraction, line: str) -> bool
     if noun not in _UNIT_NOUNS:
         return False
     said = literal_nouns(line, lit)
+    money = {"cent", "dollar", "$"}
+    if noun in money and said & money:  # "$0.05" is the given "5 cents": one currency
+        return False
     return bool(said) and said <= _UNIT_NOUNS and noun not in said
 
 
@@ -526,6 +554,7 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
             counted = [o for o in opts if o in chain.env and o not in chain.factor_only
                        and chain.nouns.get(o, "") not in literal_nouns(line, lit)]
             opts = [o for o in opts if o not in counted]
+        opts = _steps_or_givens(chain, opts, lit, line)
         gids = [o for o in opts if o in chain.env]
         same_here = sum(1 for j in slots if Fraction(tokens[j][1]) == lit)
         kept, why = resolve_givens(chain, gids, lit, line, same_here)
@@ -739,7 +768,8 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
             refused[n_eq] = f"size: {expr!r}"
             continue
         key = f"s{len(chain.steps) + 1}"
-        chain.steps.append({"key": key, "tokens": grounded, "value": v, "shown": chain.shown(v), "eq": n_eq})
+        chain.steps.append({"key": key, "tokens": grounded, "value": v, "shown": chain.shown(v), "eq": n_eq,
+                            "nouns": literal_nouns(str(getattr(info, "text", "") or ""), result)})
         chain.used.update(k for kind, k in grounded if kind == "ref")
     # the answer: the last step showing it in the answer's own unit (decided from the record, never from the
     # chain: `gsm8k.answer_unit`), or showing answer/100 when a plain answer is a percentage
