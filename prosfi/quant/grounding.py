@@ -178,7 +178,7 @@ def _unit_products(context: str) -> frozenset[Fraction]:
                    {1 / c for c in CONSTANT_CONTEXT if allowed_constant(c, context)})
     out = {Fraction(1)}
     for n in range(1, MAX_FACTORS + 1):
-        for combo in itertools.combinations_with_replacement(units, n):
+        for combo in itertools.combinations(units, n):  # distinct factors: 7 * 7 converts nothing
             p = Fraction(1)
             for f in combo:
                 p *= f

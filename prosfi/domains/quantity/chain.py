@@ -115,6 +115,7 @@ class _Givens:
     problem: Problem
     values: dict[str, Value]
     numbers: dict[Fraction, tuple[str, ...]]  # a number as written or its value -> the givens stating it
+    fractions: dict[Fraction, tuple[str, ...]]  # the value of a fraction or percentage given (0 < x < 1) -> it
     bad: dict[str, str]
     context: str
     trials: list[dict[str, Value]]  # the givens re-assigned, one mapping per trial
@@ -145,8 +146,12 @@ class QuantityState:
                 # itself (1.5 for 150%: GSM8K writes both 150/100 and 1.5)
                 for x in _given_numbers(v, str(g.get("value"))):
                     numbers[x] = numbers.get(x, ()) + (gid,)
-            hit = self.givens[id(problem)] = _Givens(problem, values, numbers, bad, constant_context(problem),
-                                                     _reassign(problem, values, trials))
+            fractions: dict[Fraction, tuple[str, ...]] = {}
+            for gid, v in values.items():
+                if v.dimensionless and isinstance(v.mag, Fraction) and 0 < v.mag < 1:
+                    fractions[v.mag] = fractions.get(v.mag, ()) + (gid,)
+            hit = self.givens[id(problem)] = _Givens(problem, values, numbers, fractions, bad,
+                                                     constant_context(problem), _reassign(problem, values, trials))
         return hit
 
     def problem_givens(self, problem: Problem) -> tuple[dict[str, Value], frozenset, dict[str, str], str]:
@@ -194,15 +199,17 @@ def _reassign(problem: Problem, values: dict[str, Value], n: int) -> list[dict[s
     written = {str(g.get("id", "")): str(g.get("value", "")) for g in problem.givens}
     out = []
     for k in range(n):
-        spread = 1.25 if k % 2 == 0 else 3.0
+        joint = k % 2 == 0  # near trials scale every given by one factor (orders and ratios survive: a ladder's
+        spread = 1.25 if joint else 3.0  # sqrt(25**2 - 24**2)); wide ones move each given on its own
+        shared = spread ** rng.uniform(-1, 1)
         trial = {}
         for gid, v in values.items():
-            trial[gid] = _moved_given(v, written.get(gid, ""), spread, rng)
+            trial[gid] = _moved_given(v, written.get(gid, ""), spread, rng, shared if joint else None)
         out.append(trial)
     return out
 
 
-def _moved_given(v: Value, written: str, spread: float, rng: random.Random) -> Value:
+def _moved_given(v: Value, written: str, spread: float, rng: random.Random, factor: float | None = None) -> Value:
     try:
         shown = float(v.magnitude_in())
         scale = float(v.mag) / shown if shown else 1.0
@@ -212,17 +219,18 @@ def _moved_given(v: Value, written: str, spread: float, rng: random.Random) -> V
     decimals = len(text.split(".", 1)[1]) if "." in text and text.replace(".", "", 1).isdigit() else None
     if decimals is None and isinstance(v.mag, Fraction) and Fraction(shown).denominator == 1 and text.isdigit():
         decimals = 0
-    f = spread ** rng.uniform(-1, 1)
+    f = factor if factor is not None else spread ** rng.uniform(-1, 1)
     x = shown * f if shown else f
     if decimals is not None:  # on the given's grid, and never the given itself (1 kg must move too)
         step = 10.0 ** -decimals
         x = round(x / step) * step
-        if x == shown or x == 0:
+        if (x == shown or x == 0) and factor is None:
             x = shown + step * rng.choice((-1, 1)) * rng.randint(1, 3)
             if x <= 0 < shown or x == 0:
                 x = shown + step * rng.randint(1, 3)
-    elif x == shown:
-        x = shown * 1.1
+    if x == shown or x == 0:  # a joint factor too small to move this one: one grid step its way
+        step = 10.0 ** -decimals if decimals is not None else abs(shown or 1.0) * 0.1
+        x = shown + step if factor is None or factor >= 1 or shown - step <= 0 < shown else shown - step
     return Value(x * scale, v.dims, v.unit)
 
 
@@ -303,7 +311,7 @@ class QuantityChainCheck:
             reason = f"step {bad.id} {bad.verdict}" + (f": {bad.reason}" if bad.reason else "")
         elif not established:
             reason = why
-        credited = sum(verified) if established else 0
+        credited = sum(verified) if established and all_verified else 0
         return ChainResult(tuple(results), all_verified, established, reason, credited=credited)
 
     # ------------------------------------------------------------------ the steps
@@ -417,12 +425,18 @@ class QuantityChainCheck:
         if not ok and not _rounded(true, claim, step):
             return res("invalid", why, DIMENSION if why.startswith("wrong unit") else "")
         for d in refs:  # every cited value must matter (locally: the step's own expression)
-            try:
-                moved = self._compute(step, expr, {**env, d: _scaled(env[d], rules.perturbation)},
-                                      bindings[0][0] if bindings else None)
-            except (QuantError, ArithmeticError, ValueError, OverflowError):
-                continue  # the result depends on it (it breaks without it)
-            if _same(true, moved, rules.tolerance):
+            unmoved = True
+            for factor in (rules.perturbation, Fraction(7, 10), Fraction(5, 2), Fraction(2, 5)):
+                try:
+                    moved = self._compute(step, expr, {**env, d: _scaled(env[d], factor)},
+                                          bindings[0][0] if bindings else None)
+                except (QuantError, ArithmeticError, ValueError, OverflowError):
+                    unmoved = False  # the result depends on it (it breaks without it)
+                    break
+                if not _same(true, moved, rules.tolerance):
+                    unmoved = False  # floor(a / b) moves with b, if not at every factor
+                    break
+            if unmoved:
                 return res(REJECTED, f"does not depend on {d} (grounding): the value stays {format_value(true)} "
                            f"whatever {d} is", "insensitive")
         why = self._structure(step, expr, g, env, bindings[0][0] if bindings else None, i == len(self.steps) - 1)
@@ -430,8 +444,8 @@ class QuantityChainCheck:
             return res(REJECTED, why, "grounding")
         trials: tuple[Value | None, ...] = ()
         if rules.trials:
-            # where several givens share a number, one honest reading suffices (each is a stated number)
-            strict = False
+            # where several givens share a number, every reading must pass: never guess which one it is
+            strict = True
             flags = []
             for literals, trial_literals in bindings or [(None, [None] * rules.trials)]:
                 values = self._trial_values(step, expr, refs, g, index, earlier, trial_literals)
@@ -465,7 +479,10 @@ class QuantityChainCheck:
             """The givens a number states (`~g2`: the reciprocal of g2, `3` in `x / 3` for "a third")."""
             direct = tuple(o for o in g.numbers.get(value, ()) if o not in cited)
             inverse = tuple("~" + o for o in g.numbers.get(1 / value, ()) if o not in cited) if value else ()
-            return direct + inverse
+            # 0.75 for "25% off", 1.15 for "a 15% tip", 2/3 for "the rest of a third": 1 - x, 1 + x of a fraction
+            rest = tuple("-" + o for o in g.fractions.get(1 - value, ()) if o not in cited)
+            more = tuple("+" + o for o in g.fractions.get(value - 1, ()) if o not in cited)
+            return direct + inverse + rest + more
 
         choices: list[tuple[int, Fraction, tuple[str, ...]]] = []
         inside_pair: set[int] = set()
@@ -499,8 +516,7 @@ class QuantityChainCheck:
             base = {nid: Value(value) for nid, value, _ in reading}
             per_trial = []
             for trial in g.trials:  # a literal read from a given moves with it (a reciprocal one inversely)
-                per_trial.append({nid: Value(_moved(value, g.values[o.lstrip("~")].mag, trial[o.lstrip("~")].mag,
-                                                    o.startswith("~"))) for nid, value, o in reading})
+                per_trial.append({nid: Value(_read(value, o, g, trial)) for nid, value, o in reading})
             out.append((base, per_trial))
         return out, choices, ""
 
@@ -514,7 +530,7 @@ class QuantityChainCheck:
         - a term that is 0 here, or a factor, divisor or exponent that is 1 here, does nothing but move the step
           off the given numbers (`g1 + g2 % 1`, `g1 * g4` with g4 = 1, `g1 ** g4`): the step restates."""
         if expr is None:
-            if step.op in ("sum", "add"):
+            if step.op in ("sum", "add", "average"):
                 for a in dict.fromkeys(step.args):
                     k = step.args.count(a)
                     if k > 1 and not is_licensed_multiple(k, g.context):
@@ -528,15 +544,38 @@ class QuantityChainCheck:
                     k = terms.count(term)
                     if k > 1 and any(c.isalpha() for c in term) and not is_licensed_multiple(k, g.context):
                         return _count_reason(term, k)
+            if isinstance(node, Call) and node.func in ("min", "max"):
+                try:
+                    v = evaluate(node, env, literals)
+                    for arg in node.args:
+                        if isinstance(arg, Name) and arg.id in env and _same(env[arg.id], v, self.rules.tolerance):
+                            return (f"restates {arg.id} through {node.func} (grounding): a clamp to a stated value is "
+                                    "that value")
+                except (QuantError, ArithmeticError, ValueError, OverflowError):
+                    pass
             if isinstance(node, BinOp) and node.op in ("*", "/") and id(node) not in bound and \
-                    not _formula(node, env) and _counted(node, env, literals):
-                for side, lit in ((0, node.left), (1, node.right)):
-                    if isinstance(lit, Num) and id(lit) not in bound and lit.value not in (0, 1):
-                        value = 1 / lit.value if side == 1 and node.op == "/" else lit.value
-                        if not is_licensed_multiple(value, g.context):
-                            word = multiple_word(value)
-                            return (f"multiplies by {format_number(value)} (grounding): a multiple the problem does "
-                                    "not state" + (f" (say {word})" if word else ""))
+                    not _is_product_child(node, expr):
+                why = self._factors(node, g, env, literals, bound)
+                if why:
+                    return why
+            if isinstance(node, BinOp) and node.op in ("+", "-") and not _is_sum_child(node, expr):
+                why = self._offsets(node, g, env, literals, bound)
+                if why:
+                    return why
+            if isinstance(node, BinOp) and node.op == "**" and isinstance(node.right, Num) and \
+                    id(node.right) not in bound and not _EXPONENTS.__contains__(node.right.value):
+                return (f"raises to {format_number(node.right.value)} (grounding): an exponent the problem does not "
+                        "state (squares, cubes and roots are formulas; other powers come from a given)")
+            if isinstance(node, (BinOp, Unary, Call)) and node.names() - set(CONSTANTS) == set() and \
+                    id(node) not in bound and not (isinstance(node, Unary) and isinstance(node.operand, Num)):
+                try:
+                    folded = evaluate(node, env, literals)
+                except (QuantError, ArithmeticError, ValueError, OverflowError):
+                    folded = None
+                if not (isinstance(node, Call) and node.func in ("sqrt",) or _pi_only(node)):
+                    return ("computes a number from literals only"
+                            + (f" ({format_value(folded)})" if folded is not None else "")
+                            + " (grounding): write one listed constant or cite a given")
             if isinstance(node, BinOp) and node.op in ("+", "-", "*", "/", "**"):
                 for side in ((node.left, node.right) if node.op in ("+", "*") else (node.right,)):
                     if isinstance(side, Num) or not side.names() - set(CONSTANTS):
@@ -561,6 +600,74 @@ class QuantityChainCheck:
                                 "the given numbers")
         return ""
 
+    def _factors(self, node: BinOp, g: _Givens, env, literals, bound: set) -> str:
+        """The literal factors of one product (`a * 2 * b / 60`): together they must be a stated multiple (one
+        word multiple times unit factors in context) in a count or money step, or a formula's (2, 0.5, a unit
+        factor) in a physical one."""
+        lits = []
+        for factor, inverse in _product_factors(node, bound):
+            if isinstance(factor, Num) and id(factor) not in bound and factor.value not in (1,):
+                lits.append(1 / factor.value if inverse and factor.value else factor.value)
+        if not lits:
+            return ""
+        product = Fraction(1)
+        for x in lits:
+            product *= x
+        if product == 1 and len(lits) > 1:
+            return ("multiplies and divides by the same number (grounding): a detour")
+        if _counted(node, env, literals):
+            if any(isinstance(n, Name) and n.id in CONSTANTS and n.id not in env for n in node.walk()) and \
+                    all(x in _FORMULA for x in lits) and len(lits) == 1:
+                return ""  # 2 * pi * r: a geometry formula (a count's other multiples need their word)
+            if self._average_divisor(node, lits, g):
+                return ""
+            if not is_licensed_multiple(product, g.context):
+                word = multiple_word(product)
+                return (f"multiplies by {format_number(product)} (grounding): a multiple the problem does not state"
+                        + (f" (say {word})" if word else ""))
+            return ""
+        if len(lits) == 1 and (lits[0] in _FORMULA or allowed_constant(lits[0], g.context)):
+            return ""
+        if is_licensed_multiple(product, g.context) and len(lits) <= 2:
+            return ""
+        return (f"multiplies by {format_number(product)} (grounding): a constant no formula or word of the problem "
+                "gives")
+
+    def _average_divisor(self, node: BinOp, lits: list, g: _Givens) -> bool:
+        """`(g1 + g2 + g3) / 3` for an average: a divisor equal to the number of terms it divides, where the
+        problem asks for an average or a mean."""
+        if node.op != "/" or len(lits) != 1 or not isinstance(node.right, Num) or \
+                not _mentions(g.context, ("average", "mean")):
+            return False
+        if not (isinstance(node.left, BinOp) and node.left.op in ("+", "-")):
+            return False
+        return Fraction(len(_sum_terms(node.left))) == 1 / lits[0]
+
+    def _offsets(self, node: BinOp, g: _Givens, env, literals, bound: set) -> str:
+        """The literal terms of one sum: a complement (`1 - x`, `1 + x` of a fraction or percentage) or a stated
+        offset (`OFFSET_WORDS`); never a number built up (`g1 + g2 + 2 + 2`)."""
+        terms = _sum_terms(node)
+        lits = [(term.value, sign) for term, sign in terms if isinstance(term, Num) and id(term) not in bound]
+        if not lits:
+            return ""
+        total = sum((v * s for v, s in lits), Fraction(0))
+        others = [term for term, _ in terms if not (isinstance(term, Num) and id(term) not in bound)]
+        if len(lits) > 1:
+            return f"adds up literals ({format_number(total)}) (grounding): a number built from listed constants"
+        if total == 0:
+            return "adds 0 (grounding): a term that does nothing"
+        if abs(total) == 1 and len(others) == 1:
+            try:
+                v = evaluate(others[0], env, literals)
+                if v.dimensionless and 0 < abs(float(v.mag)) < 1:
+                    return ""  # 1 - x, 1 + x: a complement or a growth factor
+            except (QuantError, ArithmeticError, ValueError, OverflowError):
+                pass
+        if is_licensed_offset(abs(total), g.context):
+            return ""
+        return (f"adds {format_number(total)} (grounding): an offset the problem does not state"
+                + (" (say \"one more\", \"herself\")" if abs(total) == 1 else ""))
+
     # ------------------------------------------------------------------ dependence
     def _trial_values(self, step, expr, refs, g: _Givens, index, earlier, trial_literals) -> tuple:
         out = []
@@ -582,7 +689,8 @@ class QuantityChainCheck:
         if len(live) < min(2, len(trials)):
             return (f"holds only at the given numbers (grounding): {step.id} cannot be re-evaluated when the givens "
                     "move (a math error every time)", "constant")
-        floor = _SAME * max([abs(float(true.mag))] + [abs(float(v.mag)) for v in self._inputs(step, g, earlier)])
+        floor = _SAME * max([abs(float(true.mag))] + [abs(float(v.mag)) for v in self._inputs(step, g, earlier)
+                                                       if v.dims == true.dims])
         if all(trials[t].dims == true.dims and _equal(trials[t].mag, true.mag, floor) for t in live):
             return (f"constant (grounding): {step.id} is {format_value(true)} whatever the givens are, a number "
                     "built from none of them", "constant")
@@ -646,9 +754,9 @@ class QuantityChainCheck:
             return ""
         gid = next(iter(refs))
         given = next((x for x in self.problem.givens if str(x.get("id")) == gid), None)
-        want = str(self.problem.answer.get("unit") or "").replace(" ", "")
-        if given is None or not want or step.unit.replace(" ", "") != want or \
-                str(given.get("unit") or "").replace(" ", "") == want:
+        want = str(self.problem.answer.get("unit") or "")
+        if given is None or not want or not _same_unit(step.unit, want) or _same_unit(str(given.get("unit") or ""),
+                                                                                      want):
             return ""
         return gid
 
@@ -703,12 +811,27 @@ def _final_matches(gold: Value, final: Value, problem: Problem, tol: Tolerance) 
             return True, ""
         return False, f"wrong value: expected {format_value(gold, unit)}, got {format_value(final, unit)}"
     if _plain_gold(unit) and (not final.dimensionless or final.unit):
+        if _COUNTED is None:
+            _counted(Num("1", Fraction(1)), {}, None)
+        if final.dims not in _COUNTED:
+            return False, f"wrong unit: a plain number, got {format_value(final)}"
         final = _as_written(final)  # a plain gold (a GSM8K count) is the number the chain shows: 18 USD -> 18
     ok, why = close_enough(gold, final, tol)
     if not ok and unit.strip() in ("percent", "%") and final.dimensionless:
         ok = close_enough(Value(gold.mag * 100 if isinstance(gold.mag, Fraction) else float(gold.mag) * 100),
                           final, tol)[0]
     return ok, why
+
+
+def _same_unit(a: str, b: str) -> bool:
+    """The same unit however spelled (`m/s`, `m * s**-1`)."""
+    try:
+        x, y = unit_info(a) if a else None, unit_info(b) if b else None
+    except QuantError:
+        return False
+    if x is None or y is None:
+        return x is y
+    return x.dims == y.dims and x.scale == y.scale and x.offset == y.offset
 
 
 def _rounded(true: Value, claim: Value, step: QuantityStep) -> bool:
@@ -718,15 +841,29 @@ def _rounded(true: Value, claim: Value, step: QuantityStep) -> bool:
         return False
     text = step.value if isinstance(step.value, str) else repr(step.value)
     text = text.strip().lower()
-    if "e" in text:
+    mantissa, _, exponent = text.partition("e")
+    decimals = len(mantissa.split(".", 1)[1]) if "." in mantissa else 0
+    try:
+        decimals -= int(exponent) if exponent else 0  # 4.89e-19: two decimals of 1e-19
+    except ValueError:
         return False
-    decimals = len(text.split(".", 1)[1]) if "." in text else 0
     try:
         x = float(true.magnitude_in(step.unit or None))
         c = float(claim.magnitude_in(step.unit or None))
     except (QuantError, OverflowError, TypeError):
         return False
     return abs(x - c) <= 0.5 * 10.0 ** -decimals * (1 + 1e-9) and abs(x - c) <= 0.005 * abs(x)
+
+
+def _read(literal: Fraction, owner: str, g: "_Givens", trial: dict) -> Any:
+    """A literal's value in a trial, read as given `owner` states it: the number itself, its reciprocal (`~`),
+    its complement 1 - x (`-`) or its growth factor 1 + x (`+`)."""
+    gid = owner.lstrip("~-+")
+    if owner[0] == "-":
+        return 1.0 - float(trial[gid].mag)
+    if owner[0] == "+":
+        return 1.0 + float(trial[gid].mag)
+    return _moved(literal, g.values[gid].mag, trial[gid].mag, owner.startswith("~"))
 
 
 def _moved(literal: Fraction, given: Any, moved: Any, inverse: bool = False) -> Any:
@@ -816,6 +953,45 @@ def _formula(node: Expr, env: dict) -> bool:
     return any(isinstance(n, Call) and n.func in ("sqrt", "cbrt", "exp", "log", "ln", "sin", "cos", "tan", "hypot")
                or isinstance(n, BinOp) and n.op == "**" or isinstance(n, Name) and n.id in CONSTANTS
                and n.id not in env for n in node.walk())
+
+
+_FORMULA = (Fraction(2), Fraction(1, 2))  # a physics or geometry formula's own constants (0.5 m v^2, 2 a d)
+_EXPONENTS = (Fraction(2), Fraction(3), Fraction(1, 2), Fraction(1, 3), Fraction(-1), Fraction(-2))
+
+
+def _mentions(context: str, words: tuple[str, ...]) -> bool:
+    import re
+
+    low = context.lower()
+    return any(re.search(rf"(?<![a-z]){w}", low) for w in words)
+
+
+def _pi_only(node: Expr) -> bool:
+    """`2 * pi`, `pi / 4`, `e ** 2`: a formula constant written with pi or e."""
+    names = node.names()
+    return bool(names) and names <= set(CONSTANTS)
+
+
+def _product_factors(node: Expr, bound: set = frozenset()) -> list[tuple[Expr, bool]]:
+    """The factors of a maximal product (`a * b / c`), each with whether it divides (a literal pair read as a
+    given is one factor)."""
+    out: list[tuple[Expr, bool]] = []
+    todo: list[tuple[Expr, bool]] = [(node, False)]
+    while todo:
+        n, inv = todo.pop()
+        if isinstance(n, BinOp) and n.op in ("*", "/") and (n is node or id(n) not in bound):
+            todo.append((n.left, inv))
+            todo.append((n.right, not inv if n.op == "/" else inv))
+        else:
+            out.append((n, inv))
+    return out
+
+
+def _is_product_child(node: Expr, root: Expr) -> bool:
+    for n in root.walk():
+        if isinstance(n, BinOp) and n.op in ("*", "/") and (n.left is node or n.right is node):
+            return True
+    return False
 
 
 def _sum_terms(node: Expr) -> list[tuple[Expr, int]]:
