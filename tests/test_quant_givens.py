@@ -126,3 +126,28 @@ def test_fraction_words_and_money_forms(text, value, unit):
 
 def test_spaced_thousands_only_after_a_dollar_sign():
     assert [g.value for g in extract_givens("2 100-page books")] == ["2", "100"]
+
+
+def test_givens_are_slices_that_read_back_and_never_start_inside_a_name():
+    """Property test: on text built from the pieces word problems are made of, every given is the slice it
+    claims, reads back as a quantity, and none starts inside a clock time, a label or a year."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from prosfi.quant.givens import _name_spans
+
+    pieces = st.sampled_from(["5", "12", "1:30", "pm", "PM", " at ", " in ", "2019", "Route", "#", "$", "$4",
+                              "3rd", "one-fourth", "three", "twice", "half", "%", " hours", " cents", "/", " ",
+                              ",", ".", "000", " a ", "dozen", "7:11", "-"])
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(pieces, max_size=14))
+    def check(parts):
+        q = "".join(parts)
+        names = _name_spans(q)
+        for g in extract_givens(q, units="money"):
+            assert q[g.start:g.end] == g.text
+            parse_quantity({"value": g.value, "unit": g.unit})
+            assert not any(a <= g.start < b for a, b in names), (q, g)
+
+    check()
