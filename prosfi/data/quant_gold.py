@@ -656,16 +656,26 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
     return fallback if fallback is not None else (None, last_reason)
 
 
+# The quantity domain (a layer above data) registers itself here when it is imported, so gold chains are
+# built under its rules without data importing it (`prosfi.domains.quantity` calls `use_chain_rules`).
+_CHAIN_RULES: Any = None
+
+
+def use_chain_rules(domain: Any) -> None:
+    """Build and keep gold chains only as `domain` (parse_trace, parse_answer, answer_correct, check_chain)
+    scores them at the top level."""
+    global _CHAIN_RULES
+    _CHAIN_RULES = domain
+
+
 def _rules_accept(problem: Problem, chain: _Chain):
     """A check of one more step against the quantity domain's chain rules (the chain so far plus the step,
     the step last): '' when they verify it, else `rules: <guard>: <reason>`. Gold chains are built only from
     steps the rules accept, so an unstated offset (`x + 1`) or multiple (`x * 2` with no "twice") is looked
     for elsewhere (a given "one liter") or the record gets no gold."""
-    try:
-        from prosfi.domains.quantity import QuantityDomain
-    except ImportError:  # pragma: no cover - the domain ships with prosfi
+    domain = _CHAIN_RULES
+    if domain is None:
         return None
-    domain = QuantityDomain()
 
     def accept(tokens, v) -> str:
         steps = [_step_dict(st["key"], st["tokens"], st["value"], st["shown"]) for st in chain.steps]
@@ -850,9 +860,9 @@ def few_shot_examples(k: int) -> list[tuple[Problem, str]]:
 def rules_issue(problem: Problem) -> str:
     """'' when the problem's gold chain earns the top reward under the quantity domain's own chain rules,
     else why not (`rules: <guard>: <reason>` of the first step they refuse): a built chain is kept only then."""
-    from prosfi.domains.quantity import QuantityDomain
-
-    domain = QuantityDomain()
+    domain = _CHAIN_RULES
+    if domain is None:
+        return ""  # no domain registered its rules (see `use_chain_rules`): the chain is kept unchecked
     text = gold_completion(problem)
     if text is None:
         return "rules: no gold chain"

@@ -15,6 +15,7 @@ from typing import Any
 from prosfi.chain import ChainConfig, ChainResult
 from prosfi.data.problem import Problem
 from prosfi.domains.base import Domain
+from prosfi.data import quant_gold
 from prosfi.domains.quantity import gold
 from prosfi.domains.quantity.answer import (QuantityAnswer, answer_tolerance, gold_value, matches, read_answer,
                                             read_in)
@@ -124,6 +125,8 @@ class QuantityDomain(Domain):
                 tuple((str(g.get("id")), str(g.get("value")), str(g.get("unit") or "")) for g in problem.givens),
                 str(answer.get("value")), str(answer.get("unit") or ""))
 
+
+quant_gold.use_chain_rules(QuantityDomain())  # gold chains are built and kept under these rules
 
 __all__ = ["ALLOWED_CONSTANTS", "DEFAULT_RULES", "DIMENSION", "GROUNDING_GUARDS", "SYSTEM_PROMPT", "QuantityAnswer",
            "QuantityChainCheck", "QuantityDomain", "QuantityRules", "QuantityState", "QuantityStep",
