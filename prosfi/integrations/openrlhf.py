@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from prosfi.integrations.local import score_problems
-from prosfi.integrations.verl import _problem
+from prosfi.integrations._verl import _problem
 from prosfi.serve.contracts import Outcome, completion_from_query, openrlhf_response
 
 

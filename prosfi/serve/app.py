@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 import time
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse as _StarletteJSON
+from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from prosfi.rewards.config import RewardConfig
 from prosfi.serve import contracts
@@ -25,6 +28,19 @@ from prosfi.serve.config import ServeSettings
 from prosfi.serve.engine import Engine, Outcome, Overloaded, chain_config
 from prosfi.serve.metrics import CONTENT_TYPE, Metrics
 from prosfi.serve.schemas import CheckRequest, OpenRLHFRequest, ScoreRequest, VerifyRequest
+
+log = logging.getLogger(__name__)
+
+
+class JSONResponse(_StarletteJSON):
+    """JSON in UTF-8; text that UTF-8 cannot carry (a lone surrogate such as `\\ud800` sent as a JSON escape in
+    an id or a completion) is sent back the way it came, as a `\\uXXXX` escape, instead of failing the reply."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        except UnicodeEncodeError:
+            return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
 
 
 class HTTPFailure(Exception):
@@ -63,7 +79,7 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
             if own:
                 await app.state.engine.close()
 
-    app = FastAPI(title="prosfi serve", version="1", lifespan=lifespan,
+    app = FastAPI(title="prosfi serve", version="1", lifespan=lifespan, default_response_class=JSONResponse,
                   description="Formally verified process rewards over HTTP (docs/serving.md).")
     app.state.engine = engine
     app.state.metrics = metrics
@@ -77,6 +93,10 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
     @app.exception_handler(HTTPFailure)
     async def _failure(request: Request, exc: HTTPFailure):
         return _error(exc)
+
+    @app.exception_handler(StarletteHTTPException)  # 404 unknown route, 405 wrong method: the same JSON
+    async def _http_failure(request: Request, exc: StarletteHTTPException):
+        return _error(HTTPFailure(exc.status_code, str(exc.detail)))
 
     async def _body(request: Request, model: type[BaseModel]) -> Any:
         chunks, size = [], 0
@@ -223,7 +243,7 @@ class _Guard:
 
         async def sending(message) -> None:
             if message["type"] == "http.response.start":
-                status["code"] = message["status"]
+                status["code"], status["started"] = message["status"], True
             await send(message)
 
         failure = self._refuse(scope, route)
@@ -231,7 +251,14 @@ class _Guard:
             if failure is not None:
                 await _error(failure)(scope, receive, sending)
             else:
-                await self.app(scope, receive, sending)
+                try:
+                    await self.app(scope, receive, sending)
+                except Exception as exc:  # every error body is the documented JSON, a bug's too
+                    if status.get("started"):
+                        raise
+                    log.exception("prosfi serve: internal error on %s", route)
+                    await _error(HTTPFailure(500, f"internal error: {type(exc).__name__}: {exc}"[:300]))(
+                        scope, receive, sending)
         finally:
             known = route if route in ROUTES else "other"
             self.metrics.requests.labels(known, str(status["code"])).inc()
