@@ -9,6 +9,7 @@ An `Idempotency-Key` header makes a retried POST return the first answer instead
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
@@ -134,12 +135,19 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
         if mode == "direct_lean":  # pragma: no cover - RewardConfig accepts it; the service does not
             raise HTTPFailure(422, "reward: direct_lean is not served", "reward")
 
-    async def _scored(request: Request, work):
+    async def _scored(request: Request, work) -> Response:
+        """The answer of `work()` as JSON bytes, once per Idempotency-Key (the bytes are what is remembered)."""
         key = request.headers.get("idempotency-key")
+
+        async def make() -> bytes:
+            data = await work()
+            return await asyncio.to_thread(JSONResponse.render, None, data)  # large answers: off the loop
+
         try:  # keys are per route: the same key on /score and /verify names two requests
-            return await _engine().once(f"{request.url.path}:{key}" if key else None, work)
+            body = await _engine().once(f"{request.url.path}:{key}" if key else None, make)
         except Overloaded as exc:
             raise HTTPFailure(429, f"overloaded: {exc}; retry later") from None
+        return Response(body, media_type="application/json")
 
     @app.get("/health")
     async def health() -> dict:
@@ -181,7 +189,7 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
             return {"results": [o.to_json() for o in outcomes],
                     "masked": sum(o.masked is not None for o in outcomes)}
 
-        return JSONResponse(await _scored(request, work))
+        return await _scored(request, work)
 
     @app.post("/openrlhf")
     async def openrlhf(request: Request) -> Response:
@@ -200,7 +208,7 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
             outcomes = await _score_pairs(eng, probs, texts)
             return contracts.openrlhf_response(outcomes)
 
-        return JSONResponse(await _scored(request, work))
+        return await _scored(request, work)
 
     @app.post("/verify")
     async def verify(request: Request) -> Response:
@@ -218,7 +226,7 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
         async def work():
             return contracts.nemo_response((await _score_pairs(eng, probs, [text]))[0])
 
-        return JSONResponse(await _scored(request, work))
+        return await _scored(request, work)
 
     return app
 

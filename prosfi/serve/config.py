@@ -27,8 +27,14 @@ class ServeConfig:
     max_pass: int = field(default=2048, metadata={"help": "completions per verifier pass (merged requests)"})
     idempotency_size: int = field(
         default=4096, metadata={"help": "answers remembered by Idempotency-Key (a retried request is not rescored)"})
+    idempotency_bytes: int = field(
+        default=256 << 20,
+        metadata={"help": "bytes of answers remembered by Idempotency-Key, oldest forgotten first; an answer "
+                  "larger than this is not remembered"})
 
     def __post_init__(self) -> None:
+        if self.idempotency_bytes < 0 or self.idempotency_size < 0:
+            raise ValueError("ServeConfig.idempotency_bytes and idempotency_size must be >= 0")
         for name in ("max_body_bytes", "max_batch", "max_json_depth", "max_queue", "max_pass"):
             if getattr(self, name) < 1:
                 raise ValueError(f"ServeConfig.{name} must be >= 1, got {getattr(self, name)}")

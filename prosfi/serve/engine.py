@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +25,7 @@ from prosfi.rewards.records import Entry, read_completion, score_entries
 from prosfi.serve.config import ServeSettings
 from prosfi.serve.contracts import Outcome
 from prosfi.serve.metrics import Metrics
+from prosfi.serve.replies import ReplyStore
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class Engine:
         self._queue: asyncio.Queue[_Job] | None = None
         self._task: asyncio.Task | None = None
         self._waiting = 0
-        self._replies: OrderedDict[str, asyncio.Future] = OrderedDict()
+        self.replies = ReplyStore(self.config.idempotency_bytes, self.config.idempotency_size, self.metrics)
         self.scored = 0  # completions scored (each once): what the dedup tests count
 
     # ------------------------------------------------------------------ lifecycle
@@ -96,30 +96,8 @@ class Engine:
 
     # ------------------------------------------------------------------ idempotency
     async def once(self, key: str | None, make):
-        """`await make()` once per idempotency key: a retry while the first is running, or after it
-        answered, gets the same answer (bounded memory: the oldest keys are forgotten)."""
-        if not key:
-            return await make()
-        fut = self._replies.get(key)
-        if fut is not None:
-            self.metrics.deduplicated.inc()
-            await asyncio.wait({fut})  # raises only if *this* request is cancelled
-            if not fut.cancelled() and fut.exception() is None:
-                return fut.result()
-            return await self.once(key, make)  # the first attempt failed (and was forgotten): run it here
-        fut = asyncio.get_running_loop().create_future()
-        self._replies[key] = fut
-        while len(self._replies) > self.config.idempotency_size:
-            self._replies.popitem(last=False)
-        try:
-            result = await make()
-        except BaseException:
-            if self._replies.get(key) is fut:
-                del self._replies[key]  # a failure is not remembered: the retry runs again
-            fut.cancel()
-            raise
-        fut.set_result(result)
-        return result
+        """`await make()` (the answer's bytes) once per idempotency key, through `self.replies`."""
+        return await self.replies.once(key, make)
 
     # ------------------------------------------------------------------ scoring
     def entries(self, completions: Sequence[Any], problems: Mapping[str, Problem], mode: str) -> list[Entry]:
