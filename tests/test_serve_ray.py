@@ -53,3 +53,42 @@ def test_replicas_score_like_in_process_and_survive_a_killed_replica():
     finally:
         client.close()
         ray_app.shutdown()
+
+
+def test_replicas_share_idempotency_and_metrics():
+    pytest.importorskip("ray.serve")
+    import httpx
+
+    from prosfi.serve import ray_app
+
+    p = logic_problems()[0]
+    body = {"problems": [p.to_dict()], "completions": [c for c in completions([p])
+                                                      if isinstance(c.get("completion"), str)][:3]}
+    st = settings(port=free_port())
+    url = ray_app.start(st, replicas=2, num_cpus=2, cpus_per_replica=0.5)
+    try:
+        answers = set()
+        with httpx.Client(timeout=120) as http:
+            for _ in range(10):  # one key, ten times: the proxy spreads them over both replicas
+                r = http.post(url + "/score", json=body, headers={"Idempotency-Key": "same-key"})
+                assert r.status_code == 200
+                answers.add(r.content)
+            time.sleep(2.5)  # every replica has pushed its metrics since
+            scrapes = []
+            for _ in range(6):  # each scrape lands on a random replica: all show the whole service
+                text = http.get(url + "/metrics").text
+                scrapes.append(_sample(text, "prosfi_completions_scored_total", 'mode="prosfi"'))
+            requests = _sample(http.get(url + "/metrics").text, "prosfi_requests_total",
+                               'route="/score",status="200"')
+        assert len(answers) == 1
+        assert scrapes == [3.0] * 6  # scored once, on one replica, counted in every scrape
+        assert requests == 10.0  # the requests of both replicas, summed
+    finally:
+        ray_app.shutdown()
+
+
+def _sample(text: str, name: str, labels: str) -> float:
+    for line in text.splitlines():
+        if line.startswith(f"{name}{{") and all(part in line for part in labels.split(",")):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0

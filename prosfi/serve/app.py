@@ -62,7 +62,10 @@ def _depth(value: Any, limit: int) -> bool:
     return True
 
 
-def create_app(settings: ServeSettings | None = None, engine: Engine | None = None) -> FastAPI:
+def create_app(settings: ServeSettings | None = None, engine: Engine | None = None,
+               shared: tuple[str, str] | None = None) -> FastAPI:
+    """The app. `shared` (actor name, namespace; Ray Serve replicas) puts the idempotency store and the
+    metrics in that `prosfi.serve.shared.SharedState` actor, common to every replica."""
     settings = settings or ServeSettings()
     cfg = settings.serve
     metrics = engine.metrics if engine is not None else Metrics()
@@ -74,9 +77,14 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
             app.state.engine = Engine(settings, metrics=metrics)
         if app.state.engine.verifier is None:
             await app.state.engine.start()
+        pusher = None
+        if shared is not None:
+            pusher = await _share(app, shared)
         try:
             yield
         finally:
+            if pusher is not None:
+                pusher.cancel()
             if own:
                 await app.state.engine.close()
 
@@ -85,6 +93,7 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
     app.state.engine = engine
     app.state.metrics = metrics
     app.state.settings = settings
+    app.state.shared = None
 
     def _engine() -> Engine:
         return app.state.engine
@@ -158,7 +167,14 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
 
     @app.get("/metrics")
     async def metrics_text() -> Response:
-        return Response(metrics.text(), media_type=CONTENT_TYPE)
+        if app.state.shared is None:
+            return Response(metrics.text(), media_type=CONTENT_TYPE)
+        from prosfi.serve.shared import merge_metrics
+
+        actor, replica = app.state.shared
+        await actor.push_metrics.remote(replica, metrics.text().decode())
+        texts = await actor.all_metrics.remote(METRICS_MAX_AGE_S)
+        return Response(merge_metrics(texts), media_type=CONTENT_TYPE)
 
     @app.post("/check")
     async def check(request: Request) -> Response:
@@ -232,6 +248,36 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
 
 
 ROUTES = ("/health", "/metrics", "/check", "/score", "/openrlhf", "/verify")
+METRICS_PUSH_S = 1.0  # a Ray replica sends its metrics to the shared actor this often
+METRICS_MAX_AGE_S = 30.0  # a replica silent this long is gone: left out of /metrics
+
+
+async def _share(app: FastAPI, shared: tuple[str, str]):
+    """Use the shared actor for idempotency and metrics; the task that pushes this replica's metrics."""
+    import uuid
+
+    import ray
+
+    from prosfi.serve.shared import RayReplyStore
+
+    name, namespace = shared
+    actor = ray.get_actor(name, namespace=namespace)
+    eng, metrics = app.state.engine, app.state.metrics
+    stale_s = app.state.settings.serve.queue_timeout_s + 5.0  # past its deadline a first attempt is dead
+    replica = uuid.uuid4().hex
+    eng.replies = RayReplyStore(actor, replica, stale_s, metrics)
+    app.state.shared = (actor, replica)
+    await actor.push_metrics.remote(replica, metrics.text().decode())  # alive from the start
+
+    async def push() -> None:
+        while True:
+            try:
+                await actor.push_metrics.remote(replica, metrics.text().decode())
+            except Exception:  # noqa: BLE001 - metrics must never stop a replica
+                log.warning("prosfi serve: cannot push metrics to the shared actor", exc_info=True)
+            await asyncio.sleep(METRICS_PUSH_S)
+
+    return asyncio.create_task(push(), name="prosfi-metrics-push")
 
 
 class _Guard:

@@ -1,8 +1,12 @@
 """`prosfi serve --ray`: the same app as Ray Serve replicas, each with its own verifier pool.
 
 The deployment is a thin wrapper: Ray calls `ProsfiReplica.__serve_build_asgi_app__`, i.e.
-`create_app(settings)`, inside each replica, so a replica runs exactly what uvicorn runs (lifespan included: its verifier starts there and
-closes at shutdown). Ray Serve's proxy spreads requests over the replicas and replaces a dead one.
+`create_app(settings, shared=...)`, inside each replica, so a replica runs exactly what uvicorn runs
+(lifespan included: its verifier starts there and closes at shutdown). Ray Serve's proxy spreads requests
+over the replicas and replaces a dead one. The replicas share one `SharedState` actor
+(prosfi.serve.shared): an Idempotency-Key is scored once whichever replicas its retries reach, and
+/metrics on any replica is the sum over all of them. SIGTERM stops like Ctrl-C: Ray Serve lets the
+replicas finish what is in flight (up to `graceful_shutdown_timeout_s`) before they stop.
 """
 
 from __future__ import annotations
@@ -16,13 +20,33 @@ from prosfi.serve.config import ServeSettings
 class ProsfiReplica:
     """One replica: Ray builds its ASGI app after __init__, in the replica's process."""
 
-    def __init__(self, settings: ServeSettings) -> None:
-        self.settings = settings
+    def __init__(self, settings: ServeSettings, shared: tuple[str, str] | None = None) -> None:
+        self.settings, self.shared = settings, shared
 
     def __serve_build_asgi_app__(self):
         from prosfi.serve.app import create_app
 
-        return create_app(self.settings)
+        return create_app(self.settings, shared=self.shared)
+
+
+NAMESPACE = "prosfi"
+
+
+def shared_actor(settings: ServeSettings):
+    """The `SharedState` actor of this deployment (created once, found again on a redeploy)."""
+    import ray
+
+    from prosfi.serve.shared import ACTOR_NAME, SharedState
+
+    cfg = settings.serve
+    actor = ray.remote(SharedState).options(name=ACTOR_NAME, namespace=NAMESPACE, get_if_exists=True,
+                                            num_cpus=0, max_concurrency=1000).remote(
+        cfg.idempotency_bytes, cfg.idempotency_size)
+    _HELD.append(actor)  # owned by this driver: it lives while the handle does
+    return actor
+
+
+_HELD: list = []
 
 
 def deployment(settings: ServeSettings, replicas: int = 1, cpus_per_replica: float = 1.0,
@@ -30,12 +54,16 @@ def deployment(settings: ServeSettings, replicas: int = 1, cpus_per_replica: flo
     """The bound Ray Serve application (pass to `serve.run`)."""
     from ray import serve
 
+    from prosfi.serve.shared import ACTOR_NAME
+
+    shared_actor(settings)
     cls = serve.ingress()(ProsfiReplica)
     dep = serve.deployment(cls, name="prosfi", num_replicas=replicas,
                            ray_actor_options={"num_cpus": cpus_per_replica},
                            max_ongoing_requests=max_ongoing_requests, health_check_period_s=2,
-                           health_check_timeout_s=30)
-    return dep.bind(settings)
+                           health_check_timeout_s=30, graceful_shutdown_wait_loop_s=0.5,
+                           graceful_shutdown_timeout_s=min(600.0, settings.serve.queue_timeout_s + 5.0))
+    return dep.bind(settings, (ACTOR_NAME, NAMESPACE))
 
 
 def start(settings: ServeSettings, replicas: int = 1, address: str | None = None, cpus_per_replica: float = 1.0,
@@ -60,12 +88,19 @@ def shutdown() -> None:
     try:
         serve.shutdown()
     finally:
+        _HELD.clear()
         ray.shutdown()
 
 
 def serve_on_ray(settings: ServeSettings, replicas: int, address: str | None, cpus_per_replica: float) -> int:
+    import signal
+
+    def _stop(signum, frame):  # SIGTERM (a scheduler, `kill`) stops gracefully, like Ctrl-C
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _stop)
     url = start(settings, replicas, address, cpus_per_replica)
-    print(f"prosfi serve: {replicas} Ray Serve replica(s) at {url} (Ctrl-C stops)", file=sys.stderr)
+    print(f"prosfi serve: {replicas} Ray Serve replica(s) at {url} (Ctrl-C or SIGTERM stops)", file=sys.stderr)
     try:
         while True:
             time.sleep(3600)
