@@ -24,7 +24,7 @@ class ServeConfig:
                   "queue_timeout), queued or already being scored: it bounds every request's latency; "
                   "per-check time limits start only when a check starts"})
     passes: int = field(
-        default=4, metadata={"help": "verifier passes running at once (a small request does not wait for a "
+        default=2, metadata={"help": "verifier passes running at once (a small request does not wait for a "
                              "large or hard one to finish: the passes share the worker pool job by job)"})
     spare_workers: int = field(
         default=1, metadata={"help": "verifier workers started beyond --workers while every worker is busy "
