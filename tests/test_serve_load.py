@@ -107,3 +107,45 @@ def test_the_queue_timeout_bounds_latency_while_a_pass_runs():
         took = time.perf_counter() - t0
     assert r["masked"] is True and r["failure_kind"] == "queue_timeout" and r["reward"] is None
     assert took < 20.0  # answered before its one check could have ended (20 s limit)
+
+
+def test_sigterm_lets_a_request_in_flight_finish(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    from pathlib import Path
+
+    from prosfi.serve.runner import free_port
+
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen([sys.executable, "-m", "prosfi", "serve", "--port", str(port), "--workers", "1",
+                             "--backends", FAULT, "--no-truth-table", "--timeout-ms", "7000"],
+                            env=env, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    slow = {"problems": [HARD.to_dict()], "completions": [{"problem_id": HARD.id, "completion": _text(["Slow tom"])}]}
+    out: dict = {}
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(url + "/health", timeout=1)
+                break
+            except httpx.HTTPError:
+                assert proc.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+        t = threading.Thread(target=lambda: out.setdefault("r", httpx.post(url + "/score", json=slow, timeout=60)))
+        t.start()
+        time.sleep(1.0)  # the request is being scored (its one check takes 7 s, past uvicorn's usual 5 s)
+        proc.send_signal(signal.SIGTERM)
+        t.join(60)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    r = out["r"]
+    assert r.status_code == 200, r.text
+    assert r.json()["results"][0]["steps"][0]["reason"].startswith("fault: slow")  # scored, not cut
+    assert "Traceback" not in err
