@@ -9,7 +9,7 @@ import time
 
 import httpx
 import pytest
-from serve_support import HANG, HANG_TEXT, logic_problems, server, settings
+from serve_support import logic_problems, server, settings
 
 from prosfi.data.gold import gold_completion
 

@@ -92,3 +92,54 @@ def _sample(text: str, name: str, labels: str) -> float:
         if line.startswith(f"{name}{{") and all(part in line for part in labels.split(",")):
             return float(line.rsplit(" ", 1)[1])
     return 0.0
+
+
+def test_sigterm_lets_ray_replicas_finish_a_request_in_flight():
+    pytest.importorskip("ray.serve")
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import httpx
+
+    from prosfi.data.problem import Problem
+
+    fault = "prosfi.verify.testing:FaultBackend"
+    hard = Problem.from_dict({"id": "hard-1", "kind": "true_false_uncertain", "goal": "Slow tom", "answer": "A",
+                              "options": {"A": "True", "B": "False", "C": "Uncertain"},
+                              "premises": [{"id": "h1", "formal": "∀ x, Cat x → Slow x"},
+                                           {"id": "h2", "formal": "Cat tom"}]})
+    steps = [{"id": "s1", "dependencies": ["h1", "h2"], "conclusion": "Slow tom", "rule": "mp"}]
+    body = {"problems": [hard.to_dict()], "completions": [
+        {"problem_id": hard.id, "completion": f"<think>t</think><steps>{json.dumps(steps)}</steps><answer>A</answer>"}]}
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen([sys.executable, "-m", "prosfi", "serve", "--ray", "--replicas", "1", "--port", str(port),
+                             "--cpus-per-replica", "0.5", "--workers", "1", "--backends", fault, "--no-truth-table",
+                             "--timeout-ms", "6000"], env=env, stderr=subprocess.PIPE, text=True)
+    url, out = f"http://127.0.0.1:{port}", {}
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                if httpx.get(url + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.5)
+        t = threading.Thread(target=lambda: out.setdefault("r", httpx.post(url + "/score", json=body, timeout=120)))
+        t.start()
+        time.sleep(1.5)  # being scored: its one check takes 6 s
+        proc.send_signal(signal.SIGTERM)
+        t.join(120)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=120)
+    r = out["r"]
+    assert r.status_code == 200, r.text
+    assert r.json()["results"][0]["steps"][0]["reason"].startswith("fault: slow")

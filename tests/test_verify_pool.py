@@ -161,8 +161,8 @@ def test_concurrent_runs_share_the_workers_and_a_spare_serves_a_starved_caller()
             assert statuses(p.run([[OK]], 100)[0]) == [Status.VALID]  # the worker is up
             done: dict = {}
 
-            def hard():
-                done["hard"] = (p.run([[slow], [slow], [slow]], 700), time.monotonic())
+            def hard(pool=p, done=done):
+                done["hard"] = (pool.run([[slow], [slow], [slow]], 700), time.monotonic())
 
             t = threading.Thread(target=hard)
             t.start()

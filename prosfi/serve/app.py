@@ -301,6 +301,7 @@ class _Guard:
             await send(message)
 
         failure = self._refuse(scope, route)
+        self.metrics.in_flight.inc()
         try:
             if failure is not None:
                 await _error(failure)(scope, receive, sending)
@@ -314,6 +315,7 @@ class _Guard:
                     await _error(HTTPFailure(500, f"internal error: {type(exc).__name__}: {exc}"[:300]))(
                         scope, receive, sending)
         finally:
+            self.metrics.in_flight.dec()
             known = route if route in ROUTES else "other"
             self.metrics.requests.labels(known, str(status["code"])).inc()
             self.metrics.latency.labels(known).observe(time.perf_counter() - started)

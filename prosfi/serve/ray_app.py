@@ -98,17 +98,47 @@ def serve_on_ray(settings: ServeSettings, replicas: int, address: str | None, cp
     def _stop(signum, frame):  # SIGTERM (a scheduler, `kill`) stops gracefully, like Ctrl-C
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, _stop)
     url = start(settings, replicas, address, cpus_per_replica)
+    signal.signal(signal.SIGTERM, _stop)  # after ray.init, which installs its own handler
     print(f"prosfi serve: {replicas} Ray Serve replica(s) at {url} (Ctrl-C or SIGTERM stops)", file=sys.stderr)
     try:
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
-        pass
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM stops at once
+        print("prosfi serve: stopping; waiting for the requests in flight", file=sys.stderr)
+        drain(min(600.0, settings.serve.queue_timeout_s + 5.0))
     finally:
         shutdown()
     return 0
 
 
-__all__ = ["ProsfiReplica", "deployment", "serve_on_ray", "shutdown", "start"]
+def drain(timeout_s: float) -> bool:
+    """Wait until no replica is answering a request (their `prosfi_in_flight`, pushed every second to the
+    shared actor), at most `timeout_s`; True when drained. Ray Serve's own shutdown tears the proxy down
+    at once, so the wait is here."""
+    import ray
+
+    from prosfi.serve.app import METRICS_PUSH_S
+    from prosfi.serve.shared import merge_metrics
+
+    if not _HELD:
+        return True
+    deadline = time.monotonic() + timeout_s
+    time.sleep(METRICS_PUSH_S * 1.5)  # every replica has pushed since the signal
+    idle = 0
+    while time.monotonic() < deadline:
+        try:
+            text = merge_metrics(ray.get(_HELD[0].all_metrics.remote(30.0), timeout=10))
+        except Exception:  # noqa: BLE001 - the actor is gone: nothing to wait for
+            return True
+        busy = sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                   if line.startswith("prosfi_in_flight"))
+        idle = idle + 1 if busy <= 0 else 0
+        if idle >= 2:
+            return True
+        time.sleep(METRICS_PUSH_S / 2)
+    return False
+
+
+__all__ = ["ProsfiReplica", "deployment", "drain", "serve_on_ray", "shutdown", "start"]
