@@ -83,8 +83,30 @@ def test_replicas_share_idempotency_and_metrics():
         assert len(answers) == 1
         assert scrapes == [3.0] * 6  # scored once, on one replica, counted in every scrape
         assert requests == 10.0  # the requests of both replicas, summed
+        assert _listening_beyond_loopback() == []  # --host 127.0.0.1: Ray's own ports too
     finally:
         ray_app.shutdown()
+
+
+def _listening_beyond_loopback() -> list:
+    """(address, port, process) of every listening socket of this process and the processes it started
+    (Ray's GCS, raylet, workers, agents, proxy) that is not on a loopback address."""
+    import ipaddress
+    import os
+
+    import psutil
+
+    me = psutil.Process(os.getpid())
+    pids = {me.pid} | {p.pid for p in me.children(recursive=True)}
+    out = []
+    for c in psutil.net_connections(kind="inet"):
+        if c.status != psutil.CONN_LISTEN or c.pid not in pids:
+            continue
+        ip = ipaddress.ip_address(c.laddr.ip)
+        mapped = getattr(ip, "ipv4_mapped", None)
+        if not (mapped or ip).is_loopback:
+            out.append((c.laddr.ip, c.laddr.port, c.pid))
+    return out
 
 
 def _sample(text: str, name: str, labels: str) -> float:

@@ -22,6 +22,8 @@ class ProsfiReplica:
 
     def __init__(self, settings: ServeSettings, shared: tuple[str, str] | None = None) -> None:
         self.settings, self.shared = settings, shared
+        if settings.serve.host in LOOPBACK:
+            _replica_grpc_on_loopback()
 
     def __serve_build_asgi_app__(self):
         from prosfi.serve.app import create_app
@@ -68,10 +70,16 @@ def deployment(settings: ServeSettings, replicas: int = 1, cpus_per_replica: flo
 
 def start(settings: ServeSettings, replicas: int = 1, address: str | None = None, cpus_per_replica: float = 1.0,
           num_cpus: int | None = None) -> str:
-    """Start Ray (or join `address`), deploy, return the URL. `shutdown()` undoes it."""
+    """Start Ray (or join `address`), deploy, return the URL. `shutdown()` undoes it. A local Ray started
+    for a loopback `--host` keeps every one of its own ports (GCS, raylet, workers, agents) on loopback too."""
+    loopback = settings.serve.host in LOOPBACK and not address
+    if loopback:
+        local_only_ray()
     import ray
     from ray import serve
 
+    if loopback and not ray.is_initialized():
+        local_only_ray()  # ray was imported before: its constant is read at import time
     if not ray.is_initialized():
         kwargs = {"address": address} if address else {"num_cpus": num_cpus}
         ray.init(include_dashboard=False, log_to_driver=False, **{k: v for k, v in kwargs.items() if v})
@@ -79,6 +87,44 @@ def start(settings: ServeSettings, replicas: int = 1, address: str | None = None
     serve.start(http_options={"host": host, "port": port})
     serve.run(deployment(settings, replicas, cpus_per_replica), name="prosfi", route_prefix="/")
     return f"http://{host}:{port}"
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+_LOCAL_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+def local_only_ray() -> None:
+    """Make the Ray started next use 127.0.0.1 as its node address, so its GCS, raylet, worker and agent
+    servers listen on loopback only (Ray otherwise resolves 127.0.0.1 to the node's external address and
+    listens on every interface). Ray reads this switch (`RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`, its
+    single-machine mode) from the environment at import; the processes it starts inherit it."""
+    import os
+    import sys
+
+    os.environ[_LOCAL_ONLY_ENV] = "0"
+    constants = sys.modules.get("ray._private.ray_constants")
+    if constants is not None:
+        constants.ENABLE_RAY_CLUSTER = False
+
+
+def _replica_grpc_on_loopback() -> None:
+    """In a replica of a loopback service: Ray Serve 2.60 binds each replica's inter-deployment gRPC server
+    to "[::]:0" (every interface) with no option to change it; bind it to 127.0.0.1 instead (the node
+    address of a single-machine Ray, `local_only_ray`). Called before Ray starts that server; a Ray
+    without this private hook is left as it is."""
+    try:
+        from ray.serve._private import replica as _replica
+    except ImportError:  # pragma: no cover - another Ray layout
+        return
+    bind = getattr(_replica, "add_port_to_grpc_server", None)
+    if bind is None or getattr(bind, "_prosfi_loopback", False):
+        return
+
+    def loopback(server, address):
+        return bind(server, address.replace("[::]", "127.0.0.1", 1) if address.startswith("[::]") else address)
+
+    loopback._prosfi_loopback = True
+    _replica.add_port_to_grpc_server = loopback
 
 
 def shutdown() -> None:
