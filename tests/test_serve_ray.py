@@ -94,8 +94,7 @@ def _listening_beyond_loopback() -> list:
     import ipaddress
     import os
 
-    import psutil
-
+    psutil = pytest.importorskip("psutil")
     me = psutil.Process(os.getpid())
     pids = {me.pid} | {p.pid for p in me.children(recursive=True)}
     out = []
