@@ -255,3 +255,36 @@ def test_every_answer_to_a_lone_surrogate_is_json(srv, route, body):
     assert ("results" in data or "reward" in data) if r.status_code == 200 else set(data) == {"error", "field"}
     if route == "/score" and r.status_code == 200:
         assert data["results"][0]["problem_id"] == json.loads(body)["completions"][0]["problem_id"]
+
+
+# --------------------------------------------------------------------------- TRL, reasoning parsed out
+def test_trl_completions_parsed_by_a_response_schema_keep_their_think_block(data, srv):
+    """TRL 1.16 parses a completion with the tokenizer's response schema (`trl/chat_template_utils.py`,
+    `qwen3_schema["x-regex"]`) into `{"reasoning_content", "content"}`; the rewards must read the reasoning
+    as the <think> block, in-process and through the service."""
+    import re
+
+    trl_utils = pytest.importorskip("trl.chat_template_utils")
+    from prosfi.rewards import make_reward_funcs
+    from prosfi.rewards.remote import RemoteProsfiReward
+    from prosfi.verify.verifier import Verifier
+
+    texts, gts, want = data
+    pattern = re.compile(trl_utils.qwen3_schema["x-regex"], re.DOTALL)
+    messages = []
+    for t in texts:
+        m = pattern.match(t + "<|im_end|>")
+        assert m is not None, t[:80]
+        message = {"role": "assistant", "content": m.group("content")}
+        if m.group("reasoning_content"):
+            message["reasoning_content"] = m.group("reasoning_content")
+        messages.append([message])
+    assert sum("reasoning_content" in m[0] for m in messages) >= len(messages) // 2
+    with Verifier(workers=1) as v:
+        local = make_reward_funcs("prosfi", verifier=v)[0](prompts=None, completions=messages, problem=gts)
+    assert local == want
+    remote = RemoteProsfiReward(srv[0])
+    try:
+        assert asyncio.run(remote(prompts=None, completions=messages, problem=gts)) == want
+    finally:
+        remote.close()
