@@ -25,8 +25,7 @@ from prosfi.domains.quantity.perturbations import perturbations
 from prosfi.domains.quantity.prompts import SYSTEM_PROMPT, answer_text, render_completion, user_prompt
 from prosfi.domains.quantity.steps import QuantityStep, claimed_value, parse_steps
 from prosfi.quant.grounding import ALLOWED_CONSTANTS
-from prosfi.trace.extract import completion_text, extract_blocks
-from prosfi.trace.schema import MAX_REASONS, ParsedTrace, Trace
+from prosfi.trace.schema import ParsedTrace, parse_trace
 
 
 
@@ -37,20 +36,7 @@ class QuantityDomain(Domain):
     step_grounding = False  # the PRM tools' CSP groundedness is defined over logic steps
 
     def parse_trace(self, problem: Problem, completion: Any) -> ParsedTrace:
-        try:
-            text = completion_text(completion)
-        except TypeError as exc:
-            return ParsedTrace(None, str(exc))
-        extraction = extract_blocks(text)
-        if not extraction.ok:
-            return ParsedTrace(None, extraction.reason)
-        blocks = extraction.blocks
-        steps, errors = parse_steps(blocks.steps, [str(g.get("id")) for g in problem.givens])
-        if errors:
-            more = len(errors) - MAX_REASONS
-            reason = "; ".join(errors[:MAX_REASONS]) + (f"; and {more} more" if more > 0 else "")
-            return ParsedTrace(None, reason, answer=blocks.answer)
-        return ParsedTrace(Trace(blocks.think, steps, blocks.answer), answer=blocks.answer)
+        return parse_trace(completion, [str(g.get("id")) for g in problem.givens], parse_steps)
 
     def as_step(self, raw: Any) -> QuantityStep:
         if isinstance(raw, QuantityStep):
