@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import prosfi.domains.quantity  # noqa: F401  (registers the chain rules gold chains are built under)
+
 # tests never log to wandb's servers (the README's test command is run without it); tests of the login check
 # set or unset WANDB_MODE themselves
 os.environ.setdefault("WANDB_MODE", "offline")
