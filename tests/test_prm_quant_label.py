@@ -500,6 +500,8 @@ def test_a_percent_number_added_to_dollars_is_caught_even_when_the_text_writes_d
     ("She has 2 twenty dollar bills and 40 dollar bills.", "40", False),
     ("He runs for 3 hours a day.", "3", False),
     ("She sells 5 pens.", "5", False),
+    ("An orange costs 5 less than a melon.", "5", True),
+    ("She sells 5 more pens than Tom.", "5", False),
 ])
 def test_money_stated_without_a_dollar_sign(question, number, money):
     from prosfi.prm.quant_label import _money_count

@@ -66,6 +66,8 @@ _PLAIN = ("plain",)      # the literal as a plain number
 _DOLLARS = ("dollars",)  # an invented literal read as dollars (its unit is unknown: any reading may resolve it)
 _MAX_READINGS = 256      # readings of one annotation tried (the options' product, best first)
 _CURRENCY = 7            # index of [currency] in prosfi.quant.units.DIM_NAMES
+_DOLLAR_DIMS = (0,) * _CURRENCY + (1,)
+_MONEY_UNITS = ("USD", "cent")
 
 
 def _unit_text(dims: tuple) -> str:
@@ -99,10 +101,13 @@ def _claim_in(value: Fraction, computed, unit: str):
 
 def _claim_units(computed, operands) -> list[str]:
     """Units an annotation's bare result may be written in: the computed value's display unit, those of its
-    operands of the same dimension (`50 * 20 = 1000` with 50 cents: cents), the dimension's base unit."""
+    operands of the same dimension (`50 * 20 = 1000` with 50 cents: cents), the dimension's base unit, and
+    for money dollars and cents."""
     if computed is None or computed.dimensionless:
         return [""]
     units = [computed.unit] + [v.unit for v in operands if v.dims == computed.dims] + [""]
+    if computed.dims == _DOLLAR_DIMS:  # a sum of money is written in dollars or in cents
+        units += list(_MONEY_UNITS)
     return list(dict.fromkeys(units))
 
 
@@ -165,8 +170,8 @@ _CLAUSE_END = {"", "a", "an", "each", "per", "every", "apiece"}
 def _money_count(question: str, given: dict[str, Any]) -> bool:
     """A count given (digits, no unit) that the question states as money without a dollar sign: "dollars"
     right after it ("16 dollars each", "60 more dollars"; not "20 dollar bills"), or a money verb or "for"
-    right before it with the clause ending there ("sells them for 40.", "makes 2000 a week"; not "for 3
-    hours")."""
+    right before it with the clause ending there ("sells them for 40.", "makes 2000 a week", "costs 5 less
+    than"; not "for 3 hours", "sells 5 more pens")."""
     text = str(given.get("text") or "")
     if str(given.get("unit") or "").strip() or not re.fullmatch(r"[\d,]+(?:\.\d+)?", text):
         return False
@@ -184,7 +189,8 @@ def _money_count(question: str, given: dict[str, Any]) -> bool:
             (w[1] + w[2]):
         return True
     before = re.findall(r"[a-z]+", question[max(0, start - 20):start].lower())
-    return bool(before) and before[-1] in _MONEY_BEFORE and (words_after[:1] or [""])[0] in _CLAUSE_END
+    ends = w[0] in _CLAUSE_END or (w[0] in ("less", "more") and w[1] in ("than", ""))  # "costs 5 less than"
+    return bool(before) and before[-1] in _MONEY_BEFORE and ends
 
 
 class _Labeller:
@@ -203,6 +209,22 @@ class _Labeller:
     def value_options(self, key: str) -> list[Any]:
         return self.readings.get(key) or [self.chain.value_of(key)]
 
+    def refs(self, lit: Fraction) -> list[str]:
+        """The givens and earlier results a literal may cite (`quant_gold._Chain.candidates`), without a
+        percentage cited by its written number (25 for "25%"): the literal 25 is not the value 1/4, and reading
+        it as the percent would change what the calculator computed."""
+        chain = self.chain
+        return [r for r in dict.fromkeys(chain.candidates(lit))
+                if not (r in chain.percent and not _near(chain.env[r].mag, lit))]
+
+    def exact(self, key: str, lit: Fraction) -> bool:
+        """Does the ref show the literal's number in its own unit (not `$0.25` cited as 25 cents)?"""
+        chain = self.chain
+        if key in chain.env:
+            v = chain.env[key]
+            return _near(v.mag, lit) if v.dimensionless else chain.written.get(key) == lit
+        return any(_near(Fraction(str(s["shown"])), lit) for s in chain.steps if s["key"] == key)
+
     def options(self, lit: Fraction, money: bool = False, text_result: bool = False, bare: bool = False
                 ) -> list[Any]:
         """What a literal may stand for, best first: the givens and earlier results equal to it; a plain number
@@ -215,13 +237,14 @@ class _Labeller:
         written number of a percent given (25 for "25%") is a plain 25 and nothing else: reading it as dollars
         is the confusion."""
         chain = self.chain
-        refs = list(dict.fromkeys(chain.candidates(lit)))
+        refs = self.refs(lit)
         if not refs:
             if lit in chain.constants or lit in chain.percent.values():
                 return [_PLAIN]
             return [_PLAIN, _DOLLARS]
         dims = {v.dims for r in refs for v in self.value_options(r)}
-        plain = lit in chain.constants or len(dims) > 1
+        # a ref in another unit than written (`25` for "$0.25", in cents) leaves the literal's unit open too
+        plain = lit in chain.constants or len(dims) > 1 or not all(self.exact(r, lit) for r in refs)
         out: list[Any] = [("ref", r) for r in refs]
         if money:
             out += [("dollars", r) for r in refs if r in self.money_counts]
@@ -311,10 +334,6 @@ def _plain_check(tokens: list[tuple[str, Any]], value: Fraction):
     return check_quantity({}, expr=_render(tokens), claim=Value(value))
 
 
-_DOLLAR_DIMS = (0,) * _CURRENCY + (1,)
-_MONEY_UNITS = ("USD", "cent")
-
-
 def _money_rank(r: _Reading) -> int:
     """0: the reading states the result in dollars (`$<<…>>` in the text), 1: in another currency unit, 2: not
     money."""
@@ -402,7 +421,7 @@ def read_steps(problem: Problem, solution: str) -> list[AnnotatedStep]:
             detail = ""
         claim = shown.claim if shown.claim is not None else _claim_in(value, shown.computed, "")
         free = [t[1] for t in tokens if t[0] == "num" and Fraction(t[1]) not in chain.constants
-                and not chain.candidates(Fraction(t[1]))
+                and not lab.refs(Fraction(t[1]))
                 and not any(ln <= line and _near(r, Fraction(t[1])) for ln, r in texts)]
         reason = "" if not free else (
             f"invented number {free[0]}: neither a given, an earlier result nor a listed constant")
