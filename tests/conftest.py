@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import prosfi.domains.quantity  # noqa: F401  (registers the chain rules gold chains are built under)
 from prosfi.usage import EXTRA_OF
 
 TRAIN_MODULES = frozenset(m for m, extra in EXTRA_OF.items() if extra == "train")

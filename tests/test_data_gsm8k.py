@@ -152,3 +152,100 @@ def test_hostile_digit_runs_and_long_lines_are_skipped_quickly():
     assert equations("x" * 50_000 + " 2*3 = 6") == []
     assert [e.result for e in equations("He has 2*3 = <<2*3=6>>6 apples.\n#### 6")] == [6]
     assert time.perf_counter() - t0 < 5  # generous: the old code took over 8 s on the first line alone
+
+
+# ---------------------------------------------------------------- the refusal classes of issue #25
+CLASSES = Path(__file__).parent / "fixtures" / "gsm8k_gold_classes.jsonl"  # written for these tests, GSM8K format
+
+
+def _classes():
+    return {int(p.id.rsplit("-", 1)[1]): p for p in load_gsm8k(CLASSES)}
+
+
+def _cited(p, step: int) -> str:
+    return p.extra["gold_steps"][step]["expr"]
+
+
+def test_each_refusal_class_now_gets_a_gold_chain_that_earns_the_top_reward():
+    from prosfi.rewards import score_batch
+
+    ps = _classes()
+    # implicit multiplication `36(1/3)`; a bare `<<6=6>>` after `3 x 2 =`; "Three-fourths" is 3/4; `$0.05` is
+    # "5 cents"; `(3/4)*300` is "three-quarters"; the 9 patients against nine hours; "twice" never divides
+    assert "g2" in _cited(ps[0], 0) and "g1" in _cited(ps[0], 0)
+    assert [s["expr"] for s in ps[1].extra["gold_steps"]] == ["g1 * g2", "s1 + g3"]
+    assert {g["value"] for g in ps[2].givens} == {"40", "0.75"} and _cited(ps[2], 0) == "g2 * g1"
+    assert ps[3].givens[0]["unit"] == "cent" and _cited(ps[3], 0) == "g2 * g1"
+    assert ps[3].extra["gold_steps"][0]["unit"] == "USD" and ps[3].extra["gold_steps"][0]["value"] == 2
+    assert ps[4].givens[1]["text"] == "three-quarters" and "g2" in _cited(ps[4], 0)
+    assert _cited(ps[5], 0) == "g2 * g3" and _cited(ps[5], 2) == "g1 - s2"  # g2 = 9 patients, g1 = nine hours
+    assert _cited(ps[7], 0) == "g1 / 2"  # halving licensed by "twice"; the given "twice" only multiplies
+    built = [ps[i] for i in (0, 1, 2, 3, 4, 5, 7)]
+    with _verifier() as v:
+        assert [r.reward for r in score_batch(built, [gold_completion(p) for p in built], v)] == [1.0] * 7
+
+
+def test_two_givens_with_one_value_and_nothing_to_tell_them_apart_give_no_trace():
+    p = _classes()[6]  # 4 cats and 4 dogs; the solution writes only `4 * 2`
+    assert "gold_steps" not in p.extra and p.extra["gold_issue"].startswith("ambiguous: 4 could be g1 (cat), g2 (dog)")
+
+
+def test_clock_times_are_no_givens_a_chain_could_compute_with():
+    p = _classes()[8]
+    assert [g["value"] for g in p.givens] == ["2"]  # not 1, 00, 5, 00
+    assert "gold_steps" not in p.extra and p.extra["gold_issue"].startswith("ungrounded: literal 5")
+
+
+def test_the_answer_unit_comes_from_the_record_with_or_without_a_gold_chain():
+    ps = _classes()
+    assert ps[9].answer == {"value": "9", "unit": "USD"} and "gold_steps" not in ps[9].extra  # asked "how much money"
+    assert ps[1].answer["unit"] == "USD"  # the final line writes $10
+    assert ps[10].answer["unit"] == ""  # "how many scoops", though "$6.00" is on the final line
+    assert ps[3].answer["unit"] == "USD"  # "how many dollars"
+    bare = {int(p.id.rsplit("-", 1)[1]): p for p in load_gsm8k(CLASSES, with_gold=False)}
+    assert all(bare[i].answer == ps[i].answer for i in ps)
+
+
+@pytest.mark.parametrize("question,final,answer,unit", [
+    ("How much in dollars does she make every day?", "She makes 9 * 2 = $<<9*2=18>>18 every day.", 18, "USD"),
+    ("How much profit did he make?", "So he made a profit of 200,000-130,000=$<<200000-130000=70000>>70,000", 70000,
+     "USD"),
+    ("How many days will it take him to save the remaining amount of money?", "It takes $8 / $2 = 4 days.", 4, ""),
+    ("How many lego sets does he still have?", "He has 13 - 11 = <<13-11=2>>2 sets left", 2, ""),
+    ("How many cents will she have left?", "She has 145 - 55 = <<145-55=90>>90 cents left.", 90, "cent"),
+    ("How much will each stick cost in cents?", "each stick will cost 15/30 = $<<15/30=0.5>>0.50", 50, "cent"),
+    ("She spent €1090. How much money will she have left for her clothing?", "1500 - 1423 = 77 euros", 77, ""),
+    ("How much did she pay?", "Then 40 + 10 = 50 dollars.", 50, "USD"),
+    ("What is the pen's price?", "The pen costs $2 - $1 = $<<2-1=1>>1.", 1, "USD"),
+    ("Erin has $6.00. How many scoops can she buy?", "Erin has $6.00 so 6/1 = <<6/1=6>>6 scoops total", 6, ""),
+])
+def test_answer_unit_rule(question, final, answer, unit):
+    from prosfi.data.gsm8k import answer_unit
+
+    solution = f"Some work.\n{final}\n#### {answer}"
+    assert answer_unit(question, solution, Fraction(answer)) == unit
+
+
+def test_implicit_multiplication_and_bare_annotations_are_read():
+    assert [(e.expr, e.result) for e in equations("Scottish Unicorns:27(1/3)=9")] == [("27 * (1/3)", 9)]
+    assert [(e.expr, e.result) for e in equations("Yuri scored 1/2 (68) + 10 = 44 points")] == \
+        [("1/2 * (68) + 10", 44)]
+    assert [e.expr for e in equations("2+2(16) = 34 cars")] == ["2+2 * (16)"]
+    assert [e.expr for e in equations("Ruins: 220(.40)=88")] == ["220 * (.40)"]
+    eqs = equations("Each gallon costs $5 because 3 + 2 = <<5=5>>5")
+    assert [(e.expr, e.origin, e.money) for e in eqs] == [("5", "annotation", True), ("3 + 2", "text", True)]
+    assert equations("3r + 5(r + 2) = 42") == []  # algebra stays out
+
+
+def test_gold_traces_never_cite_one_given_for_two_numbers_or_a_unit_the_solution_contradicts(tmp_path):
+    recs = [{"question": "3 people came by with tricycles. Each tire costs $2 to fix. How many dollars did she make?",
+             "answer": "There were 3 * 3 = <<3*3=9>>9 tires.\nShe made 9 * 2 = $<<9*2=18>>18.\n#### 18"},
+            {"question": "It takes 90 minutes to peel the potatoes and 5 seconds to cut each of the 60 potatoes. "
+                         "How many minutes does it take?",
+             "answer": "Cutting takes 5 minutes in all, so it takes 90 minutes + 5 minutes = <<90+5=95>>95 minutes."
+                       "\n#### 95"}]
+    path = tmp_path / "two.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in recs) + "\n", encoding="utf-8")
+    tires, potatoes = load_gsm8k(path)
+    assert "gold_steps" not in tires.extra  # `g1 * g1`: the second 3 is tires per tricycle, a fact
+    assert "gold_steps" not in potatoes.extra  # "5 minutes" is not the given "5 seconds"

@@ -74,3 +74,59 @@ def test_fast_path_agrees_on_printed_formulas(f):
     text = pretty(f)
     fast, slow = _both(text)
     assert slow is not None and (fast == slow or (fast is None and _nesting(text) >= MAX_NESTING)), text
+
+
+def _two_step(text: str, max_depth: int = 350):
+    """What the parser built before the direct path: parse_raw (or Lark), then parser._formula."""
+    from prosfi.logic.parser import _formula
+
+    try:
+        try:
+            raw = parse_raw(text)
+        except Fallback:
+            raw = _parse_with_lark(text)
+        if raw[1] > max_depth:
+            return "too deep"
+        return _formula(raw, frozenset())
+    except FormulaError:
+        return None
+
+
+def _direct(text: str, max_depth: int = 350):
+    from prosfi.logic.fastparse import parse_ast
+
+    try:
+        return parse_ast(text, max_depth)
+    except Fallback:
+        return "fallback"
+
+
+_AST_TOKENS = _TOKENS + ["P x y", "f a", "(f a)", "x = y", "a ≠ b", "P (f a)", "Q a", "∀ y,", "∃ x,", "P a ∧"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_AST_TOKENS), min_size=1, max_size=18), st.booleans())
+def test_direct_path_builds_the_same_ast_or_declines(tokens, spaced):
+    text = (" " if spaced else "").join(tokens)
+    direct = _direct(text)
+    if direct != "fallback":  # it never accepts what the two-step path refuses, never builds another AST
+        assert direct == _two_step(text), text
+        assert parse(text) == direct
+
+
+@settings(max_examples=300, deadline=None)
+@given(formulas())
+def test_direct_path_on_printed_formulas(f):
+    text = pretty(f)
+    direct = _direct(text)
+    assert direct == "fallback" or direct == _two_step(text) == f, text
+
+
+def test_direct_path_answers_the_common_shapes_and_respects_max_depth():
+    for text in ["∀ x, Kind x ∧ Smart x → Nice x ∨ ¬ Happy x", "∀ (x y : Person), Likes x y → ∃ z, Likes z x ∧ z ≠ y",
+                 "∀ x y z, R x y ∧ R y z → R x z", "P (f a) b = c → Q", "a = b", "¬¬P a", "∃ x, ∀ y, R x y"]:
+        assert _direct(text) not in ("fallback", None) and _direct(text) == _two_step(text), text
+    for text in ["True ∧ P a", "Xor' (P a) (Q b)", "∀ x, x", "∀ x, P (x y)", "P (Q a ∧ R b)", "(f a) = b"]:
+        assert _direct(text) == "fallback", text  # the two-step path decides these
+    deep = "¬ " * 40 + "P a"
+    assert _direct(deep, max_depth=20) == "fallback" and _two_step(deep, max_depth=20) == "too deep"

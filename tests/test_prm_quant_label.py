@@ -270,7 +270,10 @@ def test_cli_label_gsm8k(tmp_path):
     train = [json.loads(x) for x in (out / "train.jsonl").read_text().splitlines()]
     assert all({"prompt", "completions", "labels"} <= set(t) for t in train)
     stats = json.loads((out / "stats.json").read_text())
-    assert stats["solution_level"][0]["wrong_answer_all_steps_valid"] == 1
+    # model solutions and GSM8K's own (the answer key) are counted apart
+    assert stats["model_solutions"]["solution_level"][0]["wrong_answer_all_steps_valid"] == 1
+    assert stats["model_solutions"]["solutions"] == 1 and stats["reference_solutions"]["solutions"] == 1
+    assert stats["reference_solutions"]["valid_rate"] == 1.0 and "steps" not in stats
     # a usage mistake is one line, exit 2
     r = subprocess.run(cmd[:-2] + ["-o", str(tmp_path / "o2"), "--completions", str(tmp_path / "missing.jsonl")],
                        check=False, capture_output=True, text=True, cwd=ROOT, timeout=120)
@@ -331,3 +334,178 @@ def test_shipped_examples_label_cleanly():
     for rec in recs:  # the verifier's labels are the independent evaluation's on real GSM8K text
         assert rec["labels"] == ref_labels(rec["completion"])
     assert all(all(r["labels"]) and all(r["grounded"]) for r in recs if r.get("model") == "ground_truth")
+
+
+# ------------------------------------------------------------------ readings: no invented dimension errors
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def written():
+    """Five problems and fifteen solutions written for these tests in GSM8K's formats
+    (tests/fixtures/gsm8k_label_*.jsonl): givens that share a number across units, cents, a percent."""
+    from prosfi.data.gsm8k import load_gsm8k
+    from prosfi.prm.quant_label import label_items
+
+    problems = {p.id: p for p in load_gsm8k(FIXTURES / "gsm8k_label_problems.jsonl")}
+    items = read_completions(FIXTURES / "gsm8k_label_solutions.jsonl", problems)
+    recs = label_items(problems, items)
+    return {(r["problem_id"][-2:], r["model"]): r for r in recs}
+
+
+def test_written_solutions_label_as_their_arithmetic_except_the_true_confusion(written):
+    """Every arithmetically right annotation is valid, every wrong one invalid, except one: "The tax is $25"
+    (25 is the written number of the 25% given) added to $80."""
+    assert len(written) == 15
+    for key, rec in written.items():
+        ref = ref_labels(rec["completion"])
+        if key == ("03", "6b_finetuning"):
+            assert ref == [True] and rec["labels"] == [False]
+            continue
+        assert rec["labels"] == ref, (key, rec["details"])
+    assert not any("internal error" in d for r in written.values() for d in r["details"])
+
+
+def test_a_number_shared_by_hours_and_dollars_is_read_either_way(written):
+    # `$10*50` with "10 hours" and "$10" both given: hours x hours is one reading, $10 x 50 hours another; the
+    # next step adds it to dollars, so only the second is consistent, and it is the one used
+    rec = written[("00", "6b_finetuning")]
+    assert rec["labels"] == [True, True, True]
+    assert rec["steps"][1]["unit"] == "USD" and rec["steps"][2]["expr"] == "s1 + s2"
+    # a wrong sum stays wrong, whatever the reading
+    assert written[("00", "175b_finetuning")]["labels"] == [True, False, True]
+
+
+def test_prices_times_counts_are_never_dollars_squared(written):
+    for key in (("01", "ground_truth"), ("01", "6b_finetuning")):
+        rec = written[key]
+        assert rec["labels"] == [True, True, True] and {s["unit"] for s in rec["steps"]} == {"USD"}
+
+
+def test_cents_times_cans_and_cents_to_dollars(written):
+    # 40 cans x 5 cents = 200 cents, x 5 bags = 1000 cents, / 100 = $10: no USD**2, and the last step reads the
+    # 1000 cents in dollars because the text writes `$<<…>>`
+    rec = written[("02", "6b_finetuning")]
+    assert rec["labels"] == [True, True, True]
+    assert [s["unit"] for s in rec["steps"]] == ["cent", "cent", "USD"]
+
+
+def test_a_true_unit_confusion_stays_a_catch(written):
+    rec = written[("03", "6b_finetuning")]
+    assert rec["verdicts"] == ["invalid"] and rec["details"][0].startswith("dimension error")
+    assert rec["steps"][0]["expr"] == "g1 + 25" and rec["grounded"] == [False]
+    # the same tax computed from the percent is valid
+    assert written[("03", "175b_finetuning")]["labels"] == [True, True]
+
+
+def test_cents_added_to_dollars_as_if_the_same_unit_is_a_catch():
+    q = {"question": "A pencil costs 25 cents and a notebook costs $5. How much do both cost?",
+         "answer": "25 cents is $0.25, so both cost 5+0.25=$<<5+0.25=5.25>>5.25\n#### 5.25"}
+    p = problem_from_record(q, "gsm8k-x-0001")
+    assert [g["unit"] for g in p.givens] == ["cent", "USD"]
+    bad = label_solution(p, "Both cost 25+5=<<25+5=30>>30\nA: 30")
+    assert ref_labels(bad["completion"]) == [True] and bad["labels"] == [False]
+    assert "wrong value" in bad["details"][0]
+    assert label_solution(p, q["answer"])["labels"] == [True]
+
+
+def test_inverse_currency_is_a_verdict(written):
+    """Apples per dollar is 1/USD: a wrong count is `wrong value` (it was an internal error), and the unit
+    written on the step reads back."""
+    from prosfi.quant.units import unit_info
+
+    wrong, right = written[("04", "6b_finetuning")], written[("04", "ground_truth")]
+    assert wrong["verdicts"] == ["invalid"] and wrong["details"][0].startswith("wrong value")
+    assert right["labels"] == [True]
+    assert unit_info(right["steps"][0]["unit"]).dims[-1] == -1
+
+
+def test_stats_keep_model_and_reference_solutions_apart(written):
+    from prosfi.prm.quant_label import label_stats
+
+    stats = label_stats(list(written.values()))
+    models, refs = stats["model_solutions"], stats["reference_solutions"]
+    assert (models["solutions"], refs["solutions"]) == (10, 5)
+    assert refs["valid_rate"] == 1.0 and refs["steps"] == 12
+    assert models["steps"] == 22 and models["valid_steps"] == 19 and models["dimension_error_steps"] == 1
+    assert models["solution_level"][0]["wrong_answer_solutions"] == 5
+    assert refs["solution_level"][0]["wrong_answer_solutions"] == 0
+
+
+_PRICED = problem_from_record({"question": "Figures cost $3 each and cars cost $5 each. Tim buys 5 figures and 3 "
+                                           "cars. How much does he spend?", "answer": "#### 30"}, "gsm8k-x-0002")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("+-*"), st.sampled_from([3, 5]), st.sampled_from([3, 5]),
+                          st.integers(-2, 2)), min_size=1, max_size=4))
+def test_property_a_wrong_annotation_is_never_valid(ops):
+    """Annotations over numbers that are both prices and counts (3 and 5), some with a wrong result: whatever
+    the readings, a wrong result is invalid, and a product of two of them (a price times a count) is valid."""
+    lines = []
+    for op, a, b, error in ops:
+        true = {"+": a + b, "-": a - b, "*": a * b}[op]
+        lines.append(f"{a} {op} {b} = <<{a}{op}{b}={true + error}>>{true + error}")
+    sol = "\n".join(lines) + "\nA: 1"
+    rec = label_solution(_PRICED, sol)
+    ref = ref_labels(sol)
+    for (op, *_rest, error), got, want in zip(ops, rec["labels"], ref):
+        assert not got or want
+        if op == "*" and error == 0:
+            assert got
+
+
+# numbers whose unit the text leaves open (shapes from GSM8K's own test solutions, reworded here)
+OPEN_UNIT = [
+    # a count computed in plain text (`60/15 = 4` cartons), then used next to a $4 price
+    ({"question": "Ben drinks one glass of juice a day. A carton holds 8 glasses and costs $4. How much does he "
+                  "spend on juice in 32 days?", "answer": "#### 16"},
+     "He needs 32/8 = 4 cartons.\nThey cost 4*4 = $<<4*4=16>>16.\nA: 16"),
+    # a ratio of dollars the text writes in dollars ($1 back for every $20), then subtracted from dollars
+    ({"question": "A store gives $1 back for every $20 spent. Ann spent $60 last week. Today her bill is $30 and "
+                  "she uses her money back. How much does she pay today?", "answer": "#### 27"},
+     "She earned 60/20 = $<<60/20=3>>3 back.\nShe pays 30-3 = $<<30-3=27>>27.\nA: 27"),
+    # a bare annotation restating a sum (`30+10= <<40=40>>40`), then used as a count
+    ({"question": "Mia had 90 stickers. She gave 30 to Leo, a third of that to Sam, and sold the others for $40. "
+                  "How many stickers did she sell?", "answer": "#### 50"},
+     "She gave away 30+10= <<40=40>>40 stickers.\nShe sold 90-40=<<90-40=50>>50 stickers.\nA: 50"),
+    # a sum of money the question states without a dollar sign ("sells them for 40")
+    ({"question": "Omar buys 6 games at $15 each. He sells 2 of them for 40. How much money is he out?",
+      "answer": "#### 50"},
+     "He paid 6*15=$<<6*15=90>>90.\nHe is out 90-40=$<<90-40=50>>50.\nA: 50"),
+]
+
+
+@pytest.mark.parametrize("record,solution", OPEN_UNIT)
+def test_numbers_whose_unit_the_text_leaves_open_are_read_either_way(record, solution):
+    p = problem_from_record(record, "gsm8k-x-0100")
+    rec = label_solution(p, solution)
+    assert ref_labels(solution) == [True] * solution.count("<<")
+    assert rec["labels"] == ref_labels(solution), rec["details"]
+
+
+def test_a_percent_number_added_to_dollars_is_caught_even_when_the_text_writes_dollars():
+    # the dollars mark lets a count given be read as dollars, never the written number of a percent
+    q = {"question": "Omar buys 6 games at $15 each and pays 8% sales tax. How much does he pay?", "answer": "#### 97.2"}
+    p = problem_from_record(q, "gsm8k-x-0101")
+    rec = label_solution(p, "He pays 6*15=$<<6*15=90>>90 and the tax is $8.\nSo 90+8=$<<90+8=98>>98.\nA: 98")
+    assert rec["labels"] == [True, False] and rec["details"][1].startswith("dimension error")
+
+
+@pytest.mark.parametrize("question,number,money", [
+    ("He sells 2 of them for 40. How much is he out?", "40", True),
+    ("Rayna has 60 more dollars than Kim.", "60", True),
+    ("If he makes 2000 a week, how much does he make?", "2000", True),
+    ("He buys 3 books for 16 dollars each.", "3", False),
+    ("She has 2 twenty dollar bills and 40 dollar bills.", "40", False),
+    ("He runs for 3 hours a day.", "3", False),
+    ("She sells 5 pens.", "5", False),
+    ("An orange costs 5 less than a melon.", "5", True),
+    ("She sells 5 more pens than Tom.", "5", False),
+])
+def test_money_stated_without_a_dollar_sign(question, number, money):
+    from prosfi.prm.quant_label import _money_count
+
+    start = question.index(number)
+    g = {"id": "g1", "value": number, "unit": "", "text": number, "start": start, "end": start + len(number)}
+    assert _money_count(question, g) is money

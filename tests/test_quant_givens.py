@@ -99,3 +99,55 @@ def test_long_hostile_text_is_fast_and_bounded():
     text = "1" * 5000 + " a " * 5000 + "one " * 3000
     givens = extract_givens(text)
     assert all(len(g.value) <= 5000 for g in givens)
+
+
+@pytest.mark.parametrize("text", ["at 1:00 PM", "from 8:00 until", "at 5 pm", "by 3 o'clock", "the 3rd floor",
+                                  "her 21st birthday", "on Route 66", "Highway 101", "in 2019 she", "since 1998,"])
+def test_names_are_not_counts(text):
+    """Clock times, ordinals, road numbers and years name something: no given a chain could multiply with."""
+    assert extract_givens(f"She went {text} quickly.", units="money") == []
+
+
+def test_ratios_fractions_and_counts_next_to_names_stay():
+    assert [g.value for g in extract_givens("in the ratio of 7:11 and 2000 calories in 2000 days")] == \
+        ["7", "11", "2000", "2000"]
+    assert [g.value for g in extract_givens("1/3rd of the 3 boxes")] == ["1/3", "3"]
+
+
+@pytest.mark.parametrize("text,value,unit", [
+    ("one-fourth", "0.25", ""), ("three-fourths", "0.75", ""), ("a fifth", "0.2", ""), ("one-tenth", "0.1", ""),
+    ("two sixths", "1/3", ""), ("$35/hour", "35", "USD"), ("$50,000/year", "50000", "USD"),
+    ("$400 000", "400000", "USD"), ("15$", "15", "USD"), ("5 cents", "5", "cent"),
+])
+def test_fraction_words_and_money_forms(text, value, unit):
+    (g,) = extract_givens(f"It was {text} then.", units="money")
+    assert (g.value, g.unit) == (value, unit)
+
+
+def test_spaced_thousands_only_after_a_dollar_sign():
+    assert [g.value for g in extract_givens("2 100-page books")] == ["2", "100"]
+
+
+def test_givens_are_slices_that_read_back_and_never_start_inside_a_name():
+    """Property test: on text built from the pieces word problems are made of, every given is the slice it
+    claims, reads back as a quantity, and none starts inside a clock time, a label or a year."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from prosfi.quant.givens import _name_spans
+
+    pieces = st.sampled_from(["5", "12", "1:30", "pm", "PM", " at ", " in ", "2019", "Route", "#", "$", "$4",
+                              "3rd", "one-fourth", "three", "twice", "half", "%", " hours", " cents", "/", " ",
+                              ",", ".", "000", " a ", "dozen", "7:11", "-"])
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(pieces, max_size=14))
+    def check(parts):
+        q = "".join(parts)
+        names = _name_spans(q)
+        for g in extract_givens(q, units="money"):
+            assert q[g.start:g.end] == g.text
+            parse_quantity({"value": g.value, "unit": g.unit})
+            assert not any(a <= g.start < b for a, b in names), (q, g)
+
+    check()

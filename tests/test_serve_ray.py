@@ -53,3 +53,114 @@ def test_replicas_score_like_in_process_and_survive_a_killed_replica():
     finally:
         client.close()
         ray_app.shutdown()
+
+
+def test_replicas_share_idempotency_and_metrics():
+    pytest.importorskip("ray.serve")
+    import httpx
+
+    from prosfi.serve import ray_app
+
+    p = logic_problems()[0]
+    body = {"problems": [p.to_dict()], "completions": [c for c in completions([p])
+                                                      if isinstance(c.get("completion"), str)][:3]}
+    st = settings(port=free_port())
+    url = ray_app.start(st, replicas=2, num_cpus=2, cpus_per_replica=0.5)
+    try:
+        answers = set()
+        with httpx.Client(timeout=120) as http:
+            for _ in range(10):  # one key, ten times: the proxy spreads them over both replicas
+                r = http.post(url + "/score", json=body, headers={"Idempotency-Key": "same-key"})
+                assert r.status_code == 200
+                answers.add(r.content)
+            time.sleep(2.5)  # every replica has pushed its metrics since
+            scrapes = []
+            for _ in range(6):  # each scrape lands on a random replica: all show the whole service
+                text = http.get(url + "/metrics").text
+                scrapes.append(_sample(text, "prosfi_completions_scored_total", 'mode="prosfi"'))
+            requests = _sample(http.get(url + "/metrics").text, "prosfi_requests_total",
+                               'route="/score",status="200"')
+        assert len(answers) == 1
+        assert scrapes == [3.0] * 6  # scored once, on one replica, counted in every scrape
+        assert requests == 10.0  # the requests of both replicas, summed
+        assert _listening_beyond_loopback() == []  # --host 127.0.0.1: Ray's own ports too
+    finally:
+        ray_app.shutdown()
+
+
+def _listening_beyond_loopback() -> list:
+    """(address, port, process) of every listening socket of this process and the processes it started
+    (Ray's GCS, raylet, workers, agents, proxy) that is not on a loopback address."""
+    import ipaddress
+    import os
+
+    psutil = pytest.importorskip("psutil")
+    me = psutil.Process(os.getpid())
+    pids = {me.pid} | {p.pid for p in me.children(recursive=True)}
+    out = []
+    for c in psutil.net_connections(kind="inet"):
+        if c.status != psutil.CONN_LISTEN or c.pid not in pids:
+            continue
+        ip = ipaddress.ip_address(c.laddr.ip)
+        mapped = getattr(ip, "ipv4_mapped", None)
+        if not (mapped or ip).is_loopback:
+            out.append((c.laddr.ip, c.laddr.port, c.pid))
+    return out
+
+
+def _sample(text: str, name: str, labels: str) -> float:
+    for line in text.splitlines():
+        if line.startswith(f"{name}{{") and all(part in line for part in labels.split(",")):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_sigterm_lets_ray_replicas_finish_a_request_in_flight():
+    pytest.importorskip("ray.serve")
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import httpx
+
+    from prosfi.data.problem import Problem
+
+    fault = "prosfi.verify.testing:FaultBackend"
+    hard = Problem.from_dict({"id": "hard-1", "kind": "true_false_uncertain", "goal": "Slow tom", "answer": "A",
+                              "options": {"A": "True", "B": "False", "C": "Uncertain"},
+                              "premises": [{"id": "h1", "formal": "∀ x, Cat x → Slow x"},
+                                           {"id": "h2", "formal": "Cat tom"}]})
+    steps = [{"id": "s1", "dependencies": ["h1", "h2"], "conclusion": "Slow tom", "rule": "mp"}]
+    body = {"problems": [hard.to_dict()], "completions": [
+        {"problem_id": hard.id, "completion": f"<think>t</think><steps>{json.dumps(steps)}</steps><answer>A</answer>"}]}
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen([sys.executable, "-m", "prosfi", "serve", "--ray", "--replicas", "1", "--port", str(port),
+                             "--cpus-per-replica", "0.5", "--workers", "1", "--backends", fault, "--no-truth-table",
+                             "--timeout-ms", "6000"], env=env, stderr=subprocess.PIPE, text=True)
+    url, out = f"http://127.0.0.1:{port}", {}
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                if httpx.get(url + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.5)
+        t = threading.Thread(target=lambda: out.setdefault("r", httpx.post(url + "/score", json=body, timeout=120)))
+        t.start()
+        time.sleep(1.5)  # being scored: its one check takes 6 s
+        proc.send_signal(signal.SIGTERM)
+        t.join(120)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=120)
+    r = out["r"]
+    assert r.status_code == 200, r.text
+    assert r.json()["results"][0]["steps"][0]["reason"].startswith("fault: slow")

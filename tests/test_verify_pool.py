@@ -150,3 +150,29 @@ def test_close_from_another_thread_never_waits_for_a_hung_check():
     (verdicts,) = box["r"]
     assert len(verdicts) == 3 and verdicts[1].status is Status.UNKNOWN
     assert verdicts[2].status in (Status.UNKNOWN, Status.VALID)
+
+
+def test_concurrent_runs_share_the_workers_and_a_spare_serves_a_starved_caller():
+    slow = item("Slow")
+    cfg = VerifierConfig(backends=(FAULT,), workers=1)
+    for spare in (0, 1):
+        p = WorkerPool([FAULT], cfg, n_workers=1, hard_limit_ms=60_000, spare=spare)
+        try:
+            assert statuses(p.run([[OK]], 100)[0]) == [Status.VALID]  # the worker is up
+            done: dict = {}
+
+            def hard(pool=p, done=done):
+                done["hard"] = (pool.run([[slow], [slow], [slow]], 700), time.monotonic())
+
+            t = threading.Thread(target=hard)
+            t.start()
+            time.sleep(0.3)
+            easy = p.run([[OK, NO]], 100)
+            done["easy"] = time.monotonic()
+            t.join(60)
+            assert statuses(easy[0]) == [Status.VALID, Status.UNKNOWN]
+            assert [statuses(r) for r in done["hard"][0]] == [[Status.UNKNOWN]] * 3
+            assert done["easy"] < done["hard"][1]  # not behind the whole hard run
+            assert len(p._workers) == 1 + spare
+        finally:
+            p.close()

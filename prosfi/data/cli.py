@@ -278,6 +278,7 @@ def number_errors(args: argparse.Namespace) -> str | None:
 
 
 def _gsm8k(args) -> int:
+    import prosfi.domains.quantity  # noqa: F401  (gold chains are built under its rules)
     from prosfi.data.gsm8k import LoadReport, load_gsm8k
 
     report = LoadReport()
@@ -299,6 +300,7 @@ def _physics(args) -> int:
 
 
 def _gsm_symbolic(args) -> int:
+    import prosfi.domains.quantity  # noqa: F401  (gold chains are built under its rules)
     from prosfi.data.gsm_symbolic import GymUnavailable, generate
 
     skipped: list = []

@@ -70,6 +70,7 @@ class Equation:
     line: int
     percent_literals: set[str] = field(default_factory=set)  # literals written as N% in the text
     money: bool = False  # the solution writes the result as dollars ("= $<<...>>", "$5 x 3 = $15")
+    text: str = ""  # the solution line it is on (what the literals' nouns are read from)
 
 
 _TIMES = re.compile(r"(?<=[\d)%])\s*[x×X∗·]\s*(?=[\d($.])")
@@ -97,6 +98,9 @@ def normalise(expr: str) -> tuple[str, set[str]] | None:
         percents.add(m.group(1))
         return f"({m.group(1)}/100)"
 
+    # implicit multiplication as people write it: `27(1/3)`, `2+2(16)`, `220(.40)`, `(1/2)(68)`
+    e = re.sub(r"(?<=[\d.)])\s*\(", " * (", e)
+    e = re.sub(r"\)\s*(?=[\d.(])", ") * ", e)
     e = re.sub(rf"({_NUM.replace(',', '')})\s*%", pct, e)
     e = re.sub(r"\s+", " ", e).strip()
     if not e or not re.fullmatch(r"[\d.+\-*/() ]+", e) or not re.search(r"\d", e):
@@ -147,8 +151,20 @@ def literal_value(expr: str) -> Fraction | None:
 
 _PLAIN = re.compile(
     r"(?P<lhs>[$(]*\s*" + _NUM + r"%?\s*(?:[A-Za-z]+(?:/[A-Za-z]+)?\s*)?\)*"
-    r"(?:\s*(?:[-+*/÷×−–]|\bx\b|X)\s*[$(]*\s*" + _NUM + r"%?\s*(?:[A-Za-z]+(?:/[A-Za-z]+)?\s*)?\)*)+)"
+    r"(?:(?:\s*(?:[-+*/÷×−–]|\bx\b|X)\s*|\s*(?=\())[$(]*\s*" + _NUM + r"%?\s*(?:[A-Za-z]+(?:/[A-Za-z]+)?\s*)?\)*)+)"
     r"\s*=\s*\$?\s*(?P<rhs>-?" + _NUM + r")(?P<pct>%?)")
+
+
+_DOLLAR_AMOUNT = re.compile(r"\$\s?(" + _NUM + r")|(" + _NUM + r")\s*dollars?\b", re.IGNORECASE)
+
+
+def _dollars(line: str, value: Fraction) -> bool:
+    """The line writes `value` as money (`$100`, `100 dollars`), wherever it stands: "She bought them for $100
+    because 10 x 10 = 100" computes dollars although the equation itself shows no `$`."""
+    for m in _DOLLAR_AMOUNT.finditer(_ANNOTATION.sub(" ", line)):
+        if parse_number(m.group(1) or m.group(2)) == value:
+            return True
+    return False
 
 
 def equations(solution: str) -> list[Equation]:
@@ -171,8 +187,10 @@ def equations(solution: str) -> list[Equation]:
             norm = normalise(lhs)
             if value is None or norm is None:
                 continue
-            annotated.append(value)
-            out.append(Equation(norm[0], value, "annotation", lineno, norm[1], money))
+            if re.search(r"[-+*/]", norm[0].lstrip("-")):  # `<<6000=6000>>` states a number, not a computation:
+                annotated.append(value)  # the plain equation it follows (`3 + 2 = <<5=5>>5`) is read instead
+            out.append(Equation(norm[0], value, "annotation", lineno, norm[1], money or _dollars(line, value),
+                                line))
         plain = _ANNOTATION.sub(" ", line)
         plain = re.sub(r"(?<=\d)\s*/\s*\$", "/", plain)
         for m in _PLAIN.finditer(plain):
@@ -187,8 +205,8 @@ def equations(solution: str) -> list[Equation]:
             got = literal_value(norm[0])
             if got is None or got != value and abs(got - value) > abs(value) * Fraction(1, 100):
                 continue  # "x = 2L + 8 = 22" style algebra, or text we misread: not a computation
-            money = "$" in m.group(0).split("=")[-1]
-            out.append(Equation(norm[0], value, "text", lineno, norm[1], money))
+            money = "$" in m.group(0).split("=")[-1] or _dollars(line, value)
+            out.append(Equation(norm[0], value, "text", lineno, norm[1], money, line))
     return out
 
 
@@ -196,6 +214,73 @@ def final_answer(solution: str) -> Fraction | None:
     """The `#### N` answer (commas and a leading $ allowed), or None."""
     m = _FINAL.search(solution)
     return None if m is None else parse_number(m.group(1))
+
+
+# ------------------------------------------------------------------ the answer's unit, from the record
+_Q_MONEY = re.compile(
+    r"how much money|how many dollars|\bin dollars\b|dollar amount|amount of money|"
+    r"how much (?:more |less |extra )?(?:profit|revenue|income|change|interest|tax|cash)\b|"
+    r"how much (?:more |less |extra )?"
+    r"(?:do|does|did|will|would|should|can|could|must|is|are|was|were|has|have|had)\b[^?.!]*?\b"
+    r"(?:spend|spent|pay|paid|earn|earned|earns|make|made|makes|save|saved|cost|costs|charge|charged|owe|owes|lose|"
+    r"lost|collect|collected|raise|raised|receive|received|profit|get paid|worth|tip|refund|donate|donated|"
+    r"invest|invested|sell|sold|give|gave|lend|borrow|borrowed)\b"
+    r"|\bwhat(?:'s| is| was| will be| would be| are| were)? (?:the |his |her |their |its |your )?"
+    r"(?:total |final |new |original |average |net |annual |monthly |weekly |daily |combined |regular |remaining )?"
+    r"(?:cost|price|profit|revenue|income|salary|bill|budget|fee|earnings|savings|wage|debt|balance|payment)s?\b",
+    re.IGNORECASE)
+_NOT_NOUNS = frozenset("because so since as in on for and or more less left each per a an the to from at this that "
+                       "which total altogether overall is was are were will would in all".split())
+_Q_CENTS = re.compile(r"how many cents|\bin cents\b", re.IGNORECASE)
+_OTHER_MONEY = re.compile(r"[€£¥₹]|\beuros?\b|\bpounds? sterling\b|\byen\b|\brupees?\b", re.IGNORECASE)
+_ANSWER_MONEY = re.compile(r"\$\s?(" + _NUM + r")|(" + _NUM + r")\s*(dollars?|cents?)\b|(?<![\d.,])(" + _NUM + r")",
+                           re.IGNORECASE)
+
+
+_Q_COUNT = re.compile(r"\bhow many (?!dollars?\b|cents?\b|more dollars\b)", re.IGNORECASE)
+
+
+def _asking_sentence(question: str) -> str:
+    """The sentence that asks (the last one with a `?`, else the last sentence): "how many days ... to save the
+    remaining amount of money" asks for days, whatever the earlier sentences say."""
+    parts = [p for p in re.split(r"(?<=[.?!])\s+", question.strip()) if p]
+    asking = [p for p in parts if "?" in p]
+    return (asking or parts or [""])[-1]
+
+
+def _final_line(solution: str) -> str:
+    """The solution's last line before `#### N`, annotations replaced by nothing (`$<<9*2=18>>18` -> `$18`)."""
+    lines = [ln for ln in solution.splitlines() if ln.strip() and not ln.strip().startswith("####")]
+    return _ANNOTATION.sub("", lines[-1]) if lines else ""
+
+
+def answer_unit(question: str, solution: str, answer: Fraction) -> str:
+    """The gold answer's unit, read from the record alone (the same whether or not a gold chain is built):
+    `cent` when the question asks in cents ("how many cents", "in cents") or the final line writes `N cents`;
+    `USD` when the solution's final line writes the answer as money (`$18`, `18 dollars`) or the question asks
+    for money ("how much money", "how many dollars", "in dollars", "how much did he spend / earn / pay / make
+    / save ...", "what is the total cost / price / profit ..."); otherwise a plain number. A question in
+    another currency (€, £, euros) is never USD."""
+    if _OTHER_MONEY.search(question):
+        return ""
+    # how the final line writes the answer: as money somewhere ("$18", "18 dollars", "90 cents"), unless the
+    # last time it writes it a counting noun follows ("$6.00 ... 6/1 = 6 scoops")
+    line, shown, last_noun = _final_line(solution), "", False
+    for m in _ANSWER_MONEY.finditer(line):
+        if parse_number(m.group(1) or m.group(2) or m.group(4)) == answer:
+            if m.group(1) is not None or m.group(3) is not None:
+                shown = shown or ("cent" if (m.group(3) or "").lower().startswith("cent") else "USD")
+                last_noun = False
+            else:
+                noun = re.match(r"\s*([A-Za-z]+)", line[m.end():])
+                last_noun = bool(noun) and noun.group(1).lower() not in _NOT_NOUNS
+    shown = "" if last_noun else shown
+    if _Q_CENTS.search(question) or shown == "cent":
+        return "cent"
+    asked = _asking_sentence(question)
+    if shown == "USD" or (_Q_MONEY.search(asked) and not _Q_COUNT.search(asked)):
+        return "USD"
+    return ""
 
 
 # ------------------------------------------------------------------ records -> problems
@@ -236,10 +321,11 @@ def problem_from_record(record: Any, pid: str, with_gold: bool = True) -> Proble
         d = {"id": g.id, "value": g.value, "unit": g.unit, "text": g.text, "start": g.start, "end": g.end}
         givens.append(d)
     eqs = equations(solution)
+    unit = answer_unit(question, solution, answer)
     problem = Problem(
         id=pid, kind="quantity", premises=[], source="gsm8k", question=question.strip(),
-        givens=givens, target={"name": "answer", "unit": ""},
-        answer={"value": number_text(answer), "unit": ""},
+        givens=givens, target={"name": "answer", "unit": unit},
+        answer={"value": number_text(answer), "unit": unit},
         difficulty=max(1, min(8, len(eqs))) if eqs else None,
         extra={"solution": solution},
     )

@@ -34,7 +34,7 @@ def _dataset(count: int, seed: int):
 
 def problem_from_entry(entry: dict[str, Any], pid: str, dataset=None) -> Problem:
     """One reasoning-gym entry -> a quantity Problem; ValueError with the reason when it cannot be used."""
-    from prosfi.data.gsm8k import equations, final_answer, number_text
+    from prosfi.data.gsm8k import answer_unit, equations, final_answer, number_text
     from prosfi.data.quant_gold import attach_gold
     from prosfi.quant import extract_givens
 
@@ -54,9 +54,10 @@ def problem_from_entry(entry: dict[str, Any], pid: str, dataset=None) -> Problem
     givens = [{"id": g.id, "value": g.value, "unit": g.unit, "text": g.text, "start": g.start, "end": g.end}
               for g in extract_givens(question, units="money")]
     eqs = equations(cot)
+    unit = answer_unit(question, cot, answer)  # the same rule as GSM8K's, from the entry alone
     problem = Problem(
         id=pid, kind="quantity", premises=[], source="gsm_symbolic", question=question, givens=givens,
-        target={"name": "answer", "unit": ""}, answer={"value": number_text(answer), "unit": ""},
+        target={"name": "answer", "unit": unit}, answer={"value": number_text(answer), "unit": unit},
         difficulty=max(1, min(8, len(eqs))) if eqs else None,
         extra={"solution": cot, "template_index": meta.get("source_index")},
     )

@@ -151,7 +151,16 @@ class _Chain:
                 continue
             if str(g.get("unit") or "").strip() in ("percent", "%"):
                 self.percent[gid] = self.written[gid]
+        self.texts = {str(g["id"]): str(g.get("text") or "") for g in problem.givens}
+        self.nouns = {str(g["id"]): given_noun(problem.question, g) for g in problem.givens}
+        self.factor_only = {str(g["id"]) for g in problem.givens if _FACTOR_WORD.fullmatch(str(g.get("text") or ""))}
         self.constants = allowed_constants(problem)
+        try:
+            from prosfi.quant.grounding import licensed_factors
+
+            self.multiples = licensed_factors(constant_context(problem))
+        except ImportError:  # pragma: no cover
+            self.multiples = frozenset()
         self.steps: list[dict[str, Any]] = []  # {"key", "tokens", "value": Value, "shown": Fraction|float}
         self.used: set[str] = set()
 
@@ -161,23 +170,158 @@ class _Chain:
     def candidates(self, lit: Fraction) -> list[str]:
         """Refs a literal may stand for, best first: an unused earlier result (latest first), a given
         (unused first), a used earlier result; a listed constant is the caller's last resort."""
-        unused = [s["key"] for s in reversed(self.steps) if s["key"] not in self.used and _close(s["shown"], lit)]
+        unused = [s["key"] for s in reversed(self.steps) if s["key"] not in self.used and self._shows(s, lit)]
         givens = []
         for gid, v in self.env.items():
             if v.dimensionless:
                 ok = _close(v.mag, lit)
             else:
                 ok = gid in self.written and self.written[gid] == lit
+                if not ok and _money(v):  # "5 cents" written $0.05, "$0.25" written 25 (cents)
+                    ok = any(_close(v.magnitude_in(u), lit) for u in ("USD", "cent"))
             if ok:
                 givens.append(gid)
         givens.sort(key=lambda g: g in self.used)
-        used = [s["key"] for s in reversed(self.steps) if s["key"] in self.used and _close(s["shown"], lit)]
-        return unused + givens + used
+        used = [s["key"] for s in reversed(self.steps) if s["key"] in self.used and self._shows(s, lit)]
+        # a percentage cited by the number written ("100% / 20%" worked as 100/20): last, and only where the
+        # value still comes out right (the grounding checks it)
+        written = [g for g, n in self.percent.items() if n == lit and g not in givens]
+        return unused + givens + used + written
+
+    def _shows(self, step: dict, lit: Fraction) -> bool:
+        """The step's value is `lit` as shown, or in the other currency unit (100 cents is the $1 after it)."""
+        if _close(step["shown"], lit):
+            return True
+        v = step["value"]
+        return _money(v) and sum(map(abs, v.dims)) == 1 and any(_close(v.magnitude_in(u), lit) for u in ("USD", "cent"))
 
     def value_of(self, key: str):
         if key in self.env:
             return self.env[key]
         return next(s["value"] for s in self.steps if s["key"] == key)
+
+
+_FACTOR_WORD = re.compile(r"(?i)twice|double|doubled|triple|tripled|thrice|quadruple|quadrupled")
+_SKIP_WORDS = frozenset("more less of per a an the each and than times extra other additional fewer".split())
+_WORD = re.compile(r"\$|[A-Za-z][A-Za-z'’]*")
+_NUMBER_WORDS = re.compile(r"(?i)^(?:and|a|half|halves|dozen|hundred|thousand|million|billion|zero|one|two|three|"
+                           r"four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+                           r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|"
+                           r"thirds?|quarters?|fourths?|fifths?|sixths?|sevenths?|eighths?|ninths?|tenths?|twelfths?)$")
+
+
+_COMPARATIVE = re.compile(r"(?i)^(?:more|less|fewer|longer|shorter|older|younger|faster|slower|higher|lower|"
+                          r"cheaper|bigger|smaller|heavier|lighter|extra|additional|than)$")
+
+
+def _noun_after(text: str) -> str:
+    """The first word after a number that says what it counts ("9 inpatients" -> "inpatient", "$20" -> "$"),
+    marked `+` when a comparative goes with it ("2 more pets", "4 hours longer": a difference, not an amount)."""
+    words = _WORD.findall(text[:60])
+    compared = False
+    for k, w in enumerate(words):
+        if w == "$":
+            return "$"
+        lw = w.lower().rstrip("'’s") if w.lower().endswith(("'s", "’s")) else w.lower()
+        if _COMPARATIVE.match(lw):
+            compared = True
+            continue
+        if lw in _SKIP_WORDS or _NUMBER_WORDS.match(lw):
+            continue
+        if k + 1 < len(words) and _COMPARATIVE.match(words[k + 1]):
+            compared = True
+        return _stem(lw) + ("+" if compared else "")
+    return ""
+
+
+def _stem(word: str) -> str:
+    """A plural to its singular, enough to compare nouns: "inpatients", "boxes", "inches", "berries"."""
+    w = word.lower()
+    w = {"people": "person", "persons": "person", "children": "child", "men": "man", "women": "woman",
+         "feet": "foot", "teeth": "tooth", "mice": "mouse", "geese": "goose"}.get(w, w)
+    if len(w) <= 3 or w.endswith(("ss", "us", "is")):
+        return w
+    if w.endswith("ies"):
+        return w[:-3] + "y"
+    if re.search(r"(?:s|x|z|ch|sh|o)es$", w):
+        return w[:-2]
+    return w[:-1] if w.endswith("s") else w
+
+
+def given_noun(question: str, g: dict) -> str:
+    """What a given counts, read from the question: its unit word ("nine hours" -> "hour"), `$` for money,
+    else the noun right after it ("9 inpatients" -> "inpatient")."""
+    text = str(g.get("text") or "")
+    if text.lstrip().startswith("$") or str(g.get("unit") or "") == "USD":
+        return "$"
+    words = [w for w in _WORD.findall(text) if not _NUMBER_WORDS.match(w)]
+    try:
+        rest = question[int(g.get("end", 0)):]
+    except (TypeError, ValueError):
+        rest = ""
+    noun = _stem(words[-1]) if words else _noun_after(rest)
+    if len(words) >= 2 and re.search(r"[A-Za-z]\s*(?:/|\bper\b)\s*[A-Za-z]", text):  # "4 feet/hour": a rate
+        noun = f"{_stem(words[0])}/{_stem(words[-1])}"
+    if words and re.match(r"\s*(?:more|less|fewer|longer|shorter|older|younger|faster|slower|extra)\b", rest, re.I):
+        noun += "+"  # "4 hours longer" is a difference, "4 hours" an amount
+    if noun.rstrip("+") == "time":  # "three times as long" is a multiplier, "three times a day" a count
+        nxt = re.match(r"\s*(?:times?\s+)?([A-Za-z]+)", rest)
+        noun = f"time {nxt.group(1).lower()}" if nxt else noun
+    return noun
+
+
+def literal_nouns(line: str, lit: Fraction) -> set[str]:
+    """The nouns the solution line writes after the number `lit` ("has 9 inpatients, so ... 9 * 20" ->
+    {"inpatient"}; "three times as long" -> {"time as"}), read like the question's givens; `$` for `$9`."""
+    from prosfi.quant import extract_givens
+
+    if not line:
+        return set()
+    text = re.sub(r"<<[^<>]*>>", " ", line)
+    out: set[str] = set()
+    for g in extract_givens(text, units="money"):
+        try:
+            value = Fraction(g.value)
+        except (ValueError, ZeroDivisionError):
+            continue
+        if value != lit and not (g.unit == "cent" and value / 100 == lit):
+            continue
+        if g.unit == "USD" or g.text.lstrip().startswith("$"):
+            out.add("$")  # `$2 x 2`: the dollar sign is its noun, whatever follows
+            continue
+        if re.match(r"\s*[-+*/x×=]\s*[\d$(]", text[g.end:]) and not re.search(r"[A-Za-z]", g.text):
+            continue  # an operator follows: no noun here
+        noun = given_noun(text, g.to_dict())
+        if noun:
+            out.add(noun)
+    return out
+
+
+def resolve_givens(chain: _Chain, gids: list[str], lit: Fraction, line: str,
+                   slots: int = 1) -> tuple[list[str], str]:
+    """Which of several givens with the value `lit` the solution means, or none: never a guess. In order:
+    givens that count the same thing (the same noun or unit) are interchangeable, and so are givens the step
+    cites all of (`3 * 3` for "3 sprints 3 times a week"); else the noun the solution writes after the number
+    decides ("9 inpatients" against "nine hours" and "9 inpatients"); else a given not yet cited when all the others already are (each stated number is used
+    once). Returns (the givens it may be, "") or (all of them, why not) for the caller to settle by unit."""
+    if len(gids) < 2:
+        return gids, ""
+    nouns = {g: chain.nouns.get(g, "") for g in gids}
+    if len(set(nouns.values())) == 1 or slots >= len(gids):
+        return gids, ""
+    said = literal_nouns(line, lit)
+    hit = [g for g in gids if nouns[g] and nouns[g] in said]
+    if hit and len({nouns[g] for g in hit}) == 1:
+        return hit, ""
+    unused = [g for g in gids if g not in chain.used]
+    if len(unused) == 1:
+        return unused, ""
+    what = ", ".join(f"{g} ({nouns[g] or 'no noun'})" for g in gids)
+    return gids, f"ambiguous: {number_text_short(lit)} could be {what}"
+
+
+def number_text_short(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{float(x):g}"
 
 
 def _fraction_givens(chain: _Chain) -> dict[Fraction, str]:
@@ -197,6 +341,16 @@ def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple
     for gid, n in chain.percent.items():
         by_n.setdefault(n, gid)
     fractions = _fraction_givens(chain)
+
+    def free(x: Fraction) -> bool:  # a literal nothing else grounds
+        return not chain.candidates(x) and x not in chain.constants
+
+    if len(tokens) == 5 and [t[0] for t in tokens[::2]] == ["num"] * 3 and [t[1] for t in tokens[1::2]] == ["*", "/"]:
+        # "four-fifths of 60": `4 * 60 / 5` (or `60 * 4 / 5`) is `g * 60`
+        a, b, k = (Fraction(t[1]) for t in tokens[::2])
+        for n, x in ((a, tokens[2]), (b, tokens[0])):
+            if k and n / k in fractions and n / k != n and (free(n) or free(k)):
+                return [("ref", fractions[n / k]), ("op", "*"), x]
     out: list[tuple[str, Any]] = []
     i = 0
     while i < len(tokens):
@@ -205,19 +359,53 @@ def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple
         if t[0] == "num" and i + 2 < len(tokens) and tokens[i + 1][0] == "op" and not after_div \
                 and tokens[i + 2][0] == "num" and not (i + 3 < len(tokens) and tokens[i + 3] == ("op", "**")):
             n, op, k = Fraction(t[1]), tokens[i + 1][1], Fraction(tokens[i + 2][1])
-            if n in by_n and ((op == "/" and k == 100) or (op == "*" and k == Fraction(1, 100))):
+            hundredth = (op == "/" and k == 100) or (op == "*" and k == Fraction(1, 100))
+            if n in by_n and hundredth:
                 out.append(("ref", by_n[n]))
                 i += 3
                 continue
-            if op == "/" and k != 0 and (n / k) in fractions and not chain.candidates(n):
+            if hundredth and n == 100:  # `100/100`: the whole, 1
+                out.append(("num", "1"))
+                i += 3
+                continue
+            step = next((st["key"] for st in reversed(chain.steps) if _close(st["shown"], n / 100)), None)
+            if hundredth and step is not None and not chain.candidates(n):  # "10 years * 5% = 50%", then 50*.01
+                out.append(("ref", step))
+                i += 3
+                continue
+            if op == "/" and k != 0 and (n / k) in fractions and (
+                    not chain.candidates(n) or not chain.candidates(k) or
+                    chain.texts.get(fractions[n / k], "").replace(" ", "") == f"{t[1]}/{tokens[i + 2][1]}"):
                 out.append(("ref", fractions[n / k]))
                 i += 3
                 continue
         if t == ("op", "/") and i + 1 < len(tokens) and tokens[i + 1][0] == "num" and \
                 not (i + 2 < len(tokens) and tokens[i + 2] == ("op", "**")):
             k = Fraction(tokens[i + 1][1])
-            if k not in (0, 1, 2) and not chain.candidates(k) and (1 / k) in fractions:
+            quarter = fractions.get(1 / k) if k else None
+            if k == 2 and quarter is not None and quarter in chain.used:
+                quarter = next((g for g, f in fractions_all(chain).items() if f == Fraction(1, 2)
+                                and g not in chain.used), None)  # the next "half" of two
+            if k not in (0, 1) and quarter is not None and (not chain.candidates(k) or quarter not in chain.used) \
+                    and (k != 2 or quarter not in chain.used):
+                # "a quarter of the sandwiches": 12 / 4 is `12 * g`, not 12 over the 4 Cody ate; "one-fourth as
+                # much as the Dachshund": 20 / 4 is that fourth, not the "Four dogs" in the line
                 out += [("op", "*"), ("ref", fractions[1 / k])]
+                i += 2
+                continue
+            # "two thirds of 9300" worked as `9300 / 3`, then `* 2`: `x / 3` is `x * g / 2`
+            whole = next((g for f, g in fractions.items() if f.denominator == k and f.numerator != 1), None)
+            if k not in (0, 1, 2) and free(k) and whole is not None and \
+                    Fraction(fractions_inv(fractions)[whole].numerator) in chain.constants:
+                n = fractions_inv(fractions)[whole].numerator
+                out += [("op", "*"), ("ref", whole), ("op", "/"), ("num", str(n))]
+                i += 2
+                continue
+        if t == ("op", "*") and i + 1 < len(tokens) and tokens[i + 1][0] == "num" and \
+                not (i + 2 < len(tokens) and tokens[i + 2] in (("op", "**"), ("op", "/"))):
+            k = Fraction(tokens[i + 1][1])
+            if k > 2 and free(k) and (1 / k) in fractions:  # "one-quarter inch beads": 17 inches * 4 = 17 / g
+                out += [("op", "/"), ("ref", fractions[1 / k])]
                 i += 2
                 continue
         if t[0] == "num" and not chain.candidates(Fraction(t[1])) and Fraction(t[1]) not in chain.constants:
@@ -233,6 +421,16 @@ def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple
         out.append(t)
         i += 1
     return out
+
+
+def fractions_all(chain: _Chain) -> dict[str, Fraction]:
+    """Every dimensionless non-integer given by id (two "half"s are two givens)."""
+    return {gid: v.mag for gid, v in chain.env.items()
+            if v.dimensionless and isinstance(v.mag, Fraction) and v.mag.denominator != 1}
+
+
+def fractions_inv(fractions: dict[Fraction, str]) -> dict[str, Fraction]:
+    return {g: f for f, g in fractions.items()}
 
 
 def _ops(tokens: Sequence[tuple[str, Any]]) -> int:
@@ -254,11 +452,30 @@ def _render(tokens: Sequence[tuple[str, Any]], names: dict[str, str] | None = No
     return re.sub(r"\( ", "(", re.sub(r" \)", ")", text))
 
 
-def _evaluate(chain: _Chain, tokens: Sequence[tuple[str, Any]]):
+def _evaluate(chain: _Chain, tokens: Sequence[tuple[str, Any]], scale: str | None = None):
+    """The expression's value; with `scale`, that ref's value is multiplied by 1.37 (0 becomes 1), as the
+    chain rules' sensitivity check does."""
     from prosfi.quant import evaluate, parse_expr
 
     env = {k: chain.value_of(k) for kind, k in tokens if kind == "ref"}
+    if scale is not None:
+        v = env[scale]
+        env[scale] = type(v)(v.mag * Fraction(137, 100) if v.mag else Fraction(1), v.dims, v.unit)
     return evaluate(parse_expr(_render(tokens)), env)
+
+
+def _insensitive(chain: _Chain, tokens: Sequence[tuple[str, Any]], v) -> str | None:
+    """A cited ref whose value does not change the result (`s1 - s3 + s3`): the chain rules reject such a
+    step, so the grounding is not taken."""
+    from prosfi.quant import QuantError
+
+    for ref in dict.fromkeys(k for kind, k in tokens if kind == "ref"):
+        try:
+            if _evaluate(chain, tokens, ref).mag == v.mag:
+                return ref
+        except QuantError:
+            continue
+    return None
 
 
 _CURRENCY = 7  # index of [currency] in prosfi.quant.units.DIM_NAMES
@@ -268,44 +485,109 @@ def _money(v) -> bool:
     return len(v.dims) > _CURRENCY and v.dims[_CURRENCY] == 1
 
 
-def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, money: bool = False):
+_UNIT_NOUNS = frozenset("second minute hour day week month year mile meter metre kilometer foot feet inch yard "
+                        "pound ounce gram kilogram liter litre gallon cent dollar $".split())
+
+
+def _steps_or_givens(chain: _Chain, opts: list, lit: Fraction, line: str) -> list:
+    """An earlier result and a given with the same number: the noun the solution writes after it decides
+    ("24 feet / 4 feet/hour" is the given rate, not the 4 hours computed before); without one, the order
+    stands (an unused result first). Only a given is singled out this way: the solution's nouns after a
+    result are looser ("200 calories/roll * 200 rolls")."""
+    steps = {st["key"]: st.get("nouns", set()) for st in chain.steps}
+    step_opts = [o for o in opts if o in steps]
+    given_opts = [o for o in opts if o in chain.env]
+    if not step_opts or not given_opts:
+        return opts
+    said = literal_nouns(line, lit)
+    if not said:
+        return opts
+    given_hit = [g for g in given_opts if chain.nouns.get(g, "") in said]
+    step_hit = [k for k in step_opts if steps[k] & said]
+    if given_hit and not step_hit:
+        return [o for o in opts if o not in steps]
+    return opts
+
+
+def _unit_contradicts(chain: _Chain, gid: str, lit: Fraction, line: str) -> bool:
+    """The solution writes the number with another unit than the given's ("5 minutes cutting" against "5
+    seconds"): it is some other quantity with the same number."""
+    noun = chain.nouns.get(gid, "")
+    if noun not in _UNIT_NOUNS:
+        return False
+    said = literal_nouns(line, lit)
+    money = {"cent", "dollar", "$"}
+    if noun in money and said & money:  # "$0.05" is the given "5 cents": one currency
+        return False
+    return bool(said) and said <= _UNIT_NOUNS and noun not in said
+
+
+def _factor_placed(tokens: Sequence[tuple[str, Any]], i: int) -> bool:
+    """A multiplier word ("twice", "triple") may only multiply: `x * g`, `g * x`, never `x / g` or `x + g`."""
+    before = tokens[i - 1] if i > 0 else None
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    return ("op", "*") in (before, after) and before != ("op", "/")
+
+
+def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, money: bool = False, line: str = "",
+            accept=None):
     """Map every literal to a ref or an allowed constant so that the expression still evaluates to
     `result`. Returns (tokens, value) or (None, reason). Combinations are tried best first: distinct refs,
-    no ref standing for 0 or 1 (a cited 1 or 0 would not change the value), earlier options first."""
+    no ref standing for 0 or 1 (a cited 1 or 0 would not change the value), earlier options first. Givens
+    that share the literal's value are resolved by `resolve_givens`; where it cannot tell them apart, the
+    grounding stands only if no other of them would also fit (by unit: `$4 * $1.5` is dollars squared), else
+    the step is refused as ambiguous: a gold trace never guesses which quantity the solution meant."""
     import itertools
 
     from prosfi.quant import QuantError
 
     slots = [i for i, t in enumerate(tokens) if t[0] == "num"]
     options: list[list[Any]] = []
-    for i in slots:
+    contested: dict[int, tuple[list[str], str]] = {}  # slot index -> (the givens it cannot tell apart, why)
+    for n, i in enumerate(slots):
         lit = Fraction(tokens[i][1])
         opts: list[Any] = list(dict.fromkeys(chain.candidates(lit)))
+        opts = [o for o in opts if o not in chain.factor_only or _factor_placed(tokens, i)]
+        opts = [o for o in opts if o not in chain.env or not _unit_contradicts(chain, o, lit, line)]
+        if lit == 2 and i > 0 and tokens[i - 1] == ("op", "/") and 2 in chain.multiples and lit in chain.constants:
+            # "half that distance": 60 / 2 is the halving the problem states, not its "two trains"
+            counted = [o for o in opts if o in chain.env and o not in chain.factor_only
+                       and chain.nouns.get(o, "") not in literal_nouns(line, lit)]
+            opts = [o for o in opts if o not in counted]
+        opts = _steps_or_givens(chain, opts, lit, line)
+        gids = [o for o in opts if o in chain.env]
+        same_here = sum(1 for j in slots if Fraction(tokens[j][1]) == lit)
+        kept, why = resolve_givens(chain, gids, lit, line, same_here)
+        if why:
+            contested[n] = (gids, why)
+        else:
+            opts = [o for o in opts if o not in chain.env or o in kept]
         fresh = [o for o in opts if o not in chain.env and o not in chain.used]
-        if lit in chain.constants and not (lit in (0, 1) and fresh):  # None: keep the literal (a 0 or 1 the
-            opts.insert(0, None) if lit in (0, 1) else opts.append(None)  # solution just computed is that result)
+        additive = any(tokens[j] in (("op", "+"), ("op", "-")) for j in (i - 1, i + 1) if 0 <= j < len(tokens))
+        stated = additive and any(o in chain.env for o in opts)  # "spill one liter": 10 - 1 cites it
+        if lit in chain.constants and not (lit in (0, 1) and (fresh or stated)):  # None: keep the literal (a 0
+            opts.insert(0, None) if lit in (0, 1) else opts.append(None)  # or 1 just computed is that result)
+        elif lit in chain.constants:
+            opts.append(None)
         if not opts:
             return None, f"ungrounded: literal {tokens[i][1]} (not a given, an earlier result or a listed constant)"
         options.append(opts)
 
-    step_refs = {st["key"]: {k for kind, k in st["tokens"] if kind == "ref"} for st in chain.steps}
 
     def penalty(combo) -> tuple:
         refs = [c for c in combo if c is not None]
-        # citing a step next to one of that step's own inputs (`g3 / s1` with s1 = g3 / g1) risks a value that
-        # does not depend on the shared input: prefer another reading when there is one
-        shared = sum(1 for r in set(refs) if step_refs.get(r, set()) & set(refs))
+        # (a step cited next to one of its own inputs that cancels is refused by the rules check, `accept`)
         # a listed constant written where a given states the number is read as the constant by the chain rules
         # (`2 + s1` is an offset of 2): cite the given instead
         uncited = sum(1 for o, c in zip(options, combo) if c is None and any(x in chain.env for x in o if x))
-        return (len(refs) - len(set(refs)), uncited, shared,
+        return (len(refs) - len(set(refs)), uncited,
                 sum(combo_i for combo_i in (o.index(c) for o, c in zip(options, combo))))
 
-    combos = list(itertools.islice(itertools.product(*options), 512))
-    combos.sort(key=penalty)
-    last_reason = "value: no grounding reproduces the stated result"
-    fallback = None
-    for combo in combos[:_ATTEMPTS]:
+    def trial(combo):
+        """(tokens, value, fits, in_usd, reason) for one assignment of the literals."""
+        cited = [c for c in combo if c is not None and c in chain.env]
+        if len(cited) != len(set(cited)):  # `g3 * g3` for "3 people x 3 tires": the second 3 is no given
+            return tokens, None, False, False, "ungrounded: one given stands for two numbers of the step"
         out = list(tokens)
         for i, pick in zip(slots, combo):
             if pick is not None:
@@ -314,18 +596,101 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
             v = _evaluate(chain, out)
             shown = chain.shown(v)
         except QuantError as exc:
-            last_reason = f"{'dimension' if exc.kind == 'dimension' else 'evaluation'}: {exc}"
-            continue
+            return out, None, False, False, f"{'dimension' if exc.kind == 'dimension' else 'evaluation'}: {exc}"
         if len(v.dims) > _CURRENCY and abs(v.dims[_CURRENCY]) > 1:
-            last_reason = "dimension: dollars times dollars"
-            continue
+            return out, None, False, False, "dimension: dollars times dollars"
+        if _money(v) and not _close(shown, result, 1e-6):  # 20 x 25 cents = $5: the solution's unit
+            for unit in ("USD", "cent"):
+                if _close(v.magnitude_in(unit), result, 1e-6):
+                    v = type(v)(v.mag, v.dims, unit)
+                    shown = chain.shown(v)
+                    break
+        if v.dimensionless and v.unit and not _close(shown, result, 1e-6) and _close(v.mag, result, 1e-6):
+            v = type(v)(v.mag, v.dims, "")  # 100% - 80% worked as the fraction 0.2, not as 20 (percent)
+            shown = chain.shown(v)
         if _close(shown, result, 1e-6):
-            if money and not _money(v):
-                fallback = fallback or (out, v)  # the solution says dollars: look for a grounding in USD
+            dead = _insensitive(chain, out, v)
+            if dead is not None:
+                return out, v, False, False, f"insensitive: the result does not depend on {dead}"
+            return out, v, True, _money(v), ""
+        return out, v, False, False, (f"value: grounded expression gives {float(shown):g}, the solution says "
+                                      f"{float(result):g}")
+
+    def unambiguous(combo, in_usd) -> str:
+        """'' when no other contested given would fit in place of the one picked, else why not."""
+        for n, (gids, why) in contested.items():
+            pick = combo[n]
+            if pick not in gids:
                 continue
-            return out, v
-        last_reason = f"value: grounded expression gives {float(shown):g}, the solution says {float(result):g}"
+            for other in gids:
+                if other == pick or other in combo:
+                    continue
+                alt = list(combo)
+                alt[n] = other
+                _, _, fits, alt_usd, _ = trial(alt)
+                if fits and alt_usd == in_usd:
+                    return why
+        return ""
+
+    combos = list(itertools.islice(itertools.product(*options), 512))
+    combos.sort(key=penalty)
+    last_reason = "value: no grounding reproduces the stated result"
+    fallback = None
+    for combo in combos[:_ATTEMPTS]:
+        out, v, fits, in_usd, reason = trial(combo)
+        if not fits:
+            last_reason = reason or last_reason
+            continue
+        why = unambiguous(combo, in_usd)
+        if why:
+            last_reason = why
+            continue
+        refused = accept(out, v) if accept is not None else ""
+        if refused:  # the chain rules would reject this step: another reading, or none
+            last_reason = refused
+            continue
+        if money != in_usd:  # the line says dollars (or does not): look for a grounding that agrees first
+            fallback = fallback or (out, v)
+            continue
+        return out, v
     return fallback if fallback is not None else (None, last_reason)
+
+
+# The quantity domain (a layer above data) registers itself here when it is imported, so gold chains are
+# built under its rules without data importing it (`prosfi.domains.quantity` calls `use_chain_rules`).
+_CHAIN_RULES: Any = None
+
+
+def use_chain_rules(domain: Any) -> None:
+    """Build and keep gold chains only as `domain` (parse_trace, parse_answer, answer_correct, check_chain)
+    scores them at the top level."""
+    global _CHAIN_RULES
+    _CHAIN_RULES = domain
+
+
+def _rules_accept(problem: Problem, chain: _Chain):
+    """A check of one more step against the quantity domain's chain rules (the chain so far plus the step,
+    the step last): '' when they verify it, else `rules: <guard>: <reason>`. Gold chains are built only from
+    steps the rules accept, so an unstated offset (`x + 1`) or multiple (`x * 2` with no "twice") is looked
+    for elsewhere (a given "one liter") or the record gets no gold."""
+    domain = _CHAIN_RULES
+    if domain is None:
+        return None
+
+    def accept(tokens, v) -> str:
+        steps = [_step_dict(st["key"], st["tokens"], st["value"], st["shown"]) for st in chain.steps]
+        steps.append(_step_dict(f"s{len(chain.steps) + 1}", tokens, v, chain.shown(v)))
+        result = domain.check_chain(problem, steps)
+        last = result.steps[-1] if result.steps else None
+        if last is None or last.verdict == "valid":
+            return ""
+        return f"rules: {getattr(last, 'guard', '') or last.verdict}: {last.reason}"
+
+    return accept
+
+
+def _step_dict(key: str, tokens, v, shown) -> dict[str, Any]:
+    return {"id": key, "expr": _render(tokens), "value": json_number(shown), "unit": "" if v.dimensionless else v.unit}
 
 
 def _split_long_sums(equations: Sequence[tuple[str, Fraction, Any]]) -> list[tuple[str, Fraction, Any]]:
@@ -372,17 +737,25 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
     except QuantError as exc:
         return Built(None, f"givens: {exc}")
     first_issue = ""
-    for expr, result, info in _split_long_sums(equations):
+    accept = _rules_accept(problem, chain)
+    refused: dict[int, str] = {}  # equation index -> why it gave no step
+    worked = list(_split_long_sums(equations))
+    for n_eq, (expr, result, info) in enumerate(worked):
         tokens = _tokens(expr)
         if tokens is None:
             first_issue = first_issue or f"parse: {expr!r}"
+            refused[n_eq] = f"parse: {expr!r}"
             continue
         tokens = _percent_rewrite(tokens, chain)
         if sum(1 for t in tokens if t[0] != "op") <= 1:
             continue  # `<<40=40>>`: restates a number, not a computation
-        grounded, v = _ground(chain, tokens, result, bool(getattr(info, "money", False)))
+        grounded, v = _ground(chain, tokens, result, bool(getattr(info, "money", False)),
+                              str(getattr(info, "text", "") or ""), accept)
         if grounded is None:
+            if str(v).startswith("rules: restatement"):
+                continue  # `180 * 1`, `3 * 1`: the solution restates a number; later literals find the cited one
             first_issue = first_issue or f"{v} in {expr!r}"
+            refused[n_eq] = f"{v} in {expr!r}"
             continue
         text = _render(grounded)
         if any(_render(s["tokens"]) == text for s in chain.steps):
@@ -392,35 +765,63 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
             # `12/2` (months in half a year): only constants, a world fact; its result may still be used
             # later as a listed constant, but it is not a step
             first_issue = first_issue or f"literal-only: {expr!r} cites no given (a world fact)"
+            refused[n_eq] = f"literal-only: {expr!r} cites no given (a world fact)"
             continue
-        if any(_close(chain.shown(chain.value_of(k)), chain.shown(v)) and chain.value_of(k).dims == v.dims
-               for k in refs):
-            continue  # restates a cited value (`x * 1`): later literals find the cited one
+        if len(set(refs)) == 1 and _close(chain.shown(chain.value_of(refs[0])), chain.shown(v)) and \
+                chain.value_of(refs[0]).dims == v.dims:
+            continue  # restates its one cited value (`x * 1`): later literals find the cited one. A step that
+            # comes to a given's value from other values too (`4 - 2 = 2` goals for "2 fewer") is kept: it is
+            # what a later `2 + 4` means, not the given
         if _ops(grounded) > MAX_OPS or len(set(refs)) > MAX_REFS:
             first_issue = first_issue or (f"size: {expr!r} has more than {MAX_OPS} operations or {MAX_REFS} "
                                           "cited values")
+            refused[n_eq] = f"size: {expr!r}"
             continue
         key = f"s{len(chain.steps) + 1}"
-        chain.steps.append({"key": key, "tokens": grounded, "value": v, "shown": chain.shown(v)})
+        chain.steps.append({"key": key, "tokens": grounded, "value": v, "shown": chain.shown(v), "eq": n_eq,
+                            "nouns": literal_nouns(str(getattr(info, "text", "") or ""), result)})
         chain.used.update(k for kind, k in grounded if kind == "ref")
-    # the answer: the last step showing it (or showing answer/100 when the answer is a percentage)
-    final, unit = None, ""
+    # the answer: the last step showing it in the answer's own unit (decided from the record, never from the
+    # chain: `gsm8k.answer_unit`), or showing answer/100 when a plain answer is a percentage
+    want = str((problem.answer or {}).get("unit") or "") if isinstance(problem.answer, dict) else ""
+    final, unit = None, want
     for s in reversed(chain.steps):
-        if _close(s["shown"], answer, 1e-6):
+        v = s["value"]
+        if want in ("USD", "cent"):
+            if _money(v) and v.dims[_CURRENCY] == 1 and sum(map(abs, v.dims)) == 1 and \
+                    _close(v.magnitude_in(want), answer, 1e-6):
+                final = s
+                s["value"] = type(v)(v.mag, v.dims, want)
+                s["shown"] = chain.shown(s["value"])
+                break
+        elif want == "percent":
+            if v.dimensionless and _close(s["shown"] * 100, answer, 1e-6):
+                final = s
+                break
+        elif v.dimensionless and _close(s["shown"], answer, 1e-6):
             final = s
             break
-    if final is None:
+    if final is None and not want:
         for s in reversed(chain.steps):
             if s["value"].dimensionless and _close(s["shown"] * 100, answer, 1e-6):
                 final, unit = s, "percent"
                 break
+    # the solution's own last computation of the answer must be the step that ends the chain: when it was
+    # refused, an earlier step that happens to show the same number computes something else ("40 x 2 = 80"
+    # yards, then "3000 - 2920 = 80" farther)
+    last_eq = max((n for n, (_, r, _) in enumerate(worked)
+                   if _close(r, answer, 1e-6) or _close(r * 100, answer, 1e-6)), default=None)
+    if final is not None and last_eq is not None and last_eq in refused and final.get("eq", -1) < last_eq:
+        return Built(None, f"answer: the solution's last computation of {float(answer):g} gives no step "
+                           f"({refused[last_eq]})")
     if final is None:
+        shown_as = [s for s in chain.steps if _close(s["shown"], answer, 1e-6)]
+        if shown_as and not first_issue:
+            got = shown_as[-1]["value"].unit or "a plain number"
+            return Built(None, f"unit: the chain computes {float(answer):g} as {got}, the answer is "
+                               f"{want or 'a plain number'}")
         why = first_issue or f"answer: no equation computes {float(answer):g}"
         return Built(None, why)
-    if not unit and not final["value"].dimensionless:
-        unit = final["value"].unit
-        if not re.fullmatch(r"[A-Za-z_]+", unit or ""):
-            return Built(None, f"unit: the chain ends in {unit!r}, a compound unit for a plain-number answer")
     # keep the answer's dependency closure, renumbered s1..sk in order
     by_key = {s["key"]: s for s in chain.steps}
     need, stack = set(), [final["key"]]
@@ -456,6 +857,30 @@ def few_shot_examples(k: int) -> list[tuple[Problem, str]]:
     return [(p, text) for p in problems[:k] if (text := gold_completion(p)) is not None]
 
 
+def rules_issue(problem: Problem) -> str:
+    """'' when the problem's gold chain earns the top reward under the quantity domain's own chain rules,
+    else why not (`rules: <guard>: <reason>` of the first step they refuse): a built chain is kept only then."""
+    domain = _CHAIN_RULES
+    if domain is None:
+        return ""  # no domain registered its rules (see `use_chain_rules`): the chain is kept unchecked
+    text = gold_completion(problem)
+    if text is None:
+        return "rules: no gold chain"
+    trace = domain.parse_trace(problem, text)
+    if not trace.ok:
+        return "rules: the gold completion does not parse"
+    claim = domain.parse_answer(problem, trace.trace.answer)
+    if not domain.answer_correct(problem, claim):
+        return "rules: the gold answer is not read as right"
+    result = domain.check_chain(problem, trace.trace.steps, claim)
+    if result.chain_valid:
+        return ""
+    bad = next((r for r in result.steps if getattr(r, "verdict", "valid") != "valid"), None)
+    if bad is None:
+        return "rules: the chain does not establish the answer"
+    return f"rules: {getattr(bad, 'guard', '') or bad.verdict}: {bad.reason}"
+
+
 def attach_gold(problem, equations, answer) -> None:
     """Build the gold chain from a solution's equations (`gsm8k.equations`) into `problem.extra["gold_steps"]`
     (the target and answer take the chain's unit), or record why not in `problem.extra["gold_issue"]`."""
@@ -464,6 +889,12 @@ def attach_gold(problem, equations, answer) -> None:
         problem.extra["gold_issue"] = built.issue
         return
     problem.extra["gold_steps"] = built.steps
-    if built.unit:
+    saved = dict(problem.target), dict(problem.answer)
+    if built.unit == "percent" and not problem.answer.get("unit"):  # 0.25 computed for "#### 25"
         problem.target["unit"] = built.unit
         problem.answer["unit"] = built.unit
+    why = rules_issue(problem)
+    if why:  # the chain rules would not give it the top reward: no gold rather than a gold the rules refuse
+        del problem.extra["gold_steps"]
+        problem.target, problem.answer = saved
+        problem.extra["gold_issue"] = why

@@ -205,6 +205,7 @@ def _quantity_source(kind: str, spec: str, rest: str, per_group: int, limit: int
     """The quantity sources (docs/quantity.md "Data"): files are read, generators drawn with `seed`."""
     src = Source(kind, spec)
     if kind == "gsm8k":
+        import prosfi.domains.quantity  # noqa: F401  (gold chains are built under its rules)
         from prosfi.data.gsm8k import LoadReport, load_gsm8k
 
         report = LoadReport()
@@ -227,6 +228,7 @@ def _quantity_source(kind: str, spec: str, rest: str, per_group: int, limit: int
         for level in levels:
             src.problems += _tag(generate(level, per_group, seed), "physics", level)
     else:
+        import prosfi.domains.quantity  # noqa: F401  (gold chains are built under its rules)
         from prosfi.data.gsm_symbolic import generate as gsms_generate
 
         if rest and not rest.isdigit():

@@ -3,7 +3,9 @@
 
 The in-process verifier is the one process-wide object here, on purpose: verl and OpenRLHF call a plain
 function many times, and starting a worker pool per call would cost more than the checks. It is built on
-first use from $PROSFI_VERIFIER_WORKERS (default 1) and closed at interpreter exit.
+first use from $PROSFI_VERIFIER_WORKERS (default 1) and closed at interpreter exit. Both it and the client
+belong to the process that built them: a forked child (verl's `prime` process pool) builds its own, never
+touches the parent's worker pipes or client thread.
 """
 
 from __future__ import annotations
@@ -24,6 +26,25 @@ MODE_ENV, WORKERS_ENV = "PROSFI_REWARD", "PROSFI_VERIFIER_WORKERS"
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
+
+
+def _forget_in_child() -> None:
+    """After fork: the parent's verifier (its workers answer the parent) and client (its loop thread did
+    not survive the fork) are not this process's; drop them without closing what the parent still uses."""
+    global _lock
+    _lock = threading.Lock()
+    v = _state.pop("verifier", None)
+    if v is not None:
+        v._finalizer.detach()  # the workers are the parent's: never stop them from here
+        pool = v._resources.get("pool")
+        if pool is not None:
+            pool._finalizer.detach()
+    _state.pop("client", None)
+    _state.pop("client_for", None)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def _verifier():

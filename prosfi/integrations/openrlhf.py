@@ -1,7 +1,8 @@
 """OpenRLHF: `reward_func(queries, prompts, labels)` for `--reward.remote_url path/to/this_file.py`
 (older releases: `--remote_rm_url`), the same answer as `prosfi serve`'s POST /openrlhf.
 
-`queries` are prompt + response (the response is what follows the prompt); `labels` (`--data.label_key`)
+`queries` are prompt + response, decoded with special tokens kept (the response is what follows the prompt,
+without the end-of-turn / end-of-text tokens decoded at its end); `labels` (`--data.label_key`)
 are problems (JSON strings or objects) or, through a service started with `--data`, problem ids. Returns
 `{"rewards", "scores", "extra_logs"}` with `rewards` as a torch tensor when torch is importable (what
 OpenRLHF's local path expects); masked samples: reward 0.0 and `extra_logs["prosfi/masked"] = 1.0`.
@@ -12,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from prosfi.integrations._verl import _problem
 from prosfi.integrations.local import score_problems
-from prosfi.integrations.verl import _problem
 from prosfi.serve.contracts import Outcome, completion_from_query, openrlhf_response
 
 

@@ -26,6 +26,7 @@ from verifiers.v1.utils.decorators import reward
 from prosfi.data.problem import Problem
 from prosfi.serve.client import URL_ENV, ProsfiClient
 from prosfi.serve.contracts import components
+from prosfi.trace.extract import with_reasoning
 
 
 class ProsfiTaskConfig(TaskConfig):
@@ -57,7 +58,7 @@ class ProsfiTask(Task[ProsfiData, Any, ProsfiTaskConfig]):
 
     @reward(weight=1.0)
     async def prosfi(self, trace) -> float:
-        record = await self.score(trace.last_reply)
+        record = await self.score_text(reply_text(trace))
         if record.get("masked"):
             raise RuntimeError(f"prosfi reward unavailable ({record.get('failure_kind')}): "
                                f"{record.get('failure_reason', '')}"[:300])
@@ -65,7 +66,9 @@ class ProsfiTask(Task[ProsfiData, Any, ProsfiTaskConfig]):
             trace.record_metric(f"prosfi/{name}", value)
         return float(record["reward"] or 0.0)
 
-    async def score(self, text: str) -> dict:
+    # not `score`: verifiers' `Task.score(trace, runtime)` is what a rollout calls to run the @reward hooks
+    async def score_text(self, text: str) -> dict:
+        """The `prosfi score` record of `text` for this task's problem."""
         problem = self.data.problem
         url = self.config.serve_url or os.environ.get(URL_ENV)
         comp = [{"problem_id": problem.get("id"), "completion": text}]
@@ -80,6 +83,17 @@ class ProsfiTask(Task[ProsfiData, Any, ProsfiTaskConfig]):
         return (await asyncio.to_thread(score_problems, [Problem.from_dict(problem)], [text], self.config.mode))[0]
 
 
+def reply_text(trace) -> str:
+    """The agent's reply as prosfi reads it: `trace.last_reply`, with the last assistant message's
+    `reasoning_content` (reasoning a vLLM reasoning parser took out of the text) as its `<think>` block."""
+    text = trace.last_reply
+    if getattr(trace, "root_reply", None) is None:
+        messages = getattr(trace, "assistant_messages", None) or ()
+        if messages:
+            text = with_reasoning(getattr(messages[-1], "reasoning_content", None), text)
+    return text
+
+
 class ProsfiTaskset(Taskset[ProsfiTask, ProsfiTasksetConfig]):
     def load(self) -> Iterator[ProsfiTask]:
         from prosfi.data.prompts import SYSTEM_PROMPT, user_prompt
@@ -91,4 +105,4 @@ class ProsfiTaskset(Taskset[ProsfiTask, ProsfiTasksetConfig]):
                                         problem=p.to_dict()), self.config.task)
 
 
-__all__ = ["ProsfiData", "ProsfiTask", "ProsfiTaskConfig", "ProsfiTaskset", "ProsfiTasksetConfig"]
+__all__ = ["ProsfiData", "ProsfiTask", "ProsfiTaskConfig", "ProsfiTaskset", "ProsfiTasksetConfig", "reply_text"]

@@ -12,7 +12,8 @@ Formulas: Pred (predicate applied to terms; nullary when args == ()), Eq, Top, B
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Union
 
 
@@ -123,6 +124,26 @@ class Exists:
 
 Formula = Union[Pred, Eq, Top, Bottom, Not, And, Or, Implies, Iff, Xor, Forall, Exists]
 BINARY = (And, Or, Implies, Iff, Xor)
+
+
+def _fast_pickle(cls: type) -> None:
+    """Pickle a node as `(cls, field values)`: the verifier sends parsed checks to its workers, and the
+    dataclass default (a Python `__getstate__`/`__setstate__` per node, reading `fields()` each time)
+    cost about as much as parsing the text again."""
+    names = tuple(f.name for f in fields(cls))
+    if not names:
+        cls.__reduce__ = lambda self: (cls, ())
+    elif len(names) == 1:
+        get = attrgetter(names[0])
+        cls.__reduce__ = lambda self: (cls, (get(self),))
+    else:
+        get = attrgetter(*names)
+        cls.__reduce__ = lambda self: (cls, get(self))
+
+
+for _cls in (Var, Const, Fn, Pred, Eq, Top, Bottom, Not, And, Or, Implies, Iff, Xor, Forall, Exists):
+    _fast_pickle(_cls)
+del _cls
 QUANTIFIERS = (Forall, Exists)
 
 __all__ = [

@@ -195,4 +195,227 @@ def parse_raw(text: str) -> tuple:
     return node
 
 
-__all__ = ["MAX_NESTING", "Fallback", "parse_raw", "tokenize"]
+# ---------------------------------------------------------------- straight to the AST
+# The verifier's hot path: the same grammar, no columns, no raw tree, the AST built as the text is read,
+# bound variables resolved on the way down. It answers only where the two-step path (parse_raw, then
+# parser._formula) would build the same AST without an error; anything else (a connective name such as
+# `True` or `Xor'`, a bound variable misused, a formula in term position, more tokens than max_depth) is
+# Fallback, and the two-step path decides and words the error. tests/test_logic_fastparse.py checks
+# that both agree on random token sequences.
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    if "λ" in text or "Π" in text or "Σ" in text:
+        raise Fallback
+    out = []
+    append = out.append
+    for ident, symbol, other in _TOKEN.findall(text):
+        if other:
+            raise Fallback
+        if ident:
+            kind = _WORD_TOKENS.get(ident, "id")
+            if kind == "id" and ident in _BAD_NAMES:
+                raise Fallback
+            append((kind, ident))
+        else:
+            append((_ASCII.get(symbol, symbol), symbol))
+    append(("$", ""))
+    return out
+
+
+def _build():
+    from prosfi.logic.ast import And, Const, Eq, Exists, Fn, Forall, Iff, Implies, Not, Or, Pred, Var
+    from prosfi.logic.keywords import CONNECTIVES
+
+    binary = {"∧": (35, 35, And), "∨": (30, 30, Or), "→": (25, 25, Implies), "↔": (20, 21, Iff)}
+
+    class AstParser:
+        __slots__ = ("bound", "depth", "i", "tokens")
+
+        def __init__(self, tokens):
+            self.tokens, self.i, self.depth = tokens, 0, 0
+            self.bound: dict[str, int] = {}  # bound variable -> how many binders bind it here
+
+        def formula(self, minimum: int = 0):
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise Fallback
+            tokens = self.tokens
+            count = 0
+            while tokens[self.i][0] == "¬":
+                self.i += 1
+                count += 1
+            left = self.primary()
+            for _ in range(count):
+                left = Not(left)
+            while True:
+                op = tokens[self.i][0]
+                info = binary.get(op)
+                if info is None or info[0] < minimum:
+                    break
+                self.i += 1
+                right = self.formula(info[1])
+                left = info[2](left, right)
+                if op == "↔" and tokens[self.i][0] == "↔":
+                    raise Fallback
+            self.depth -= 1
+            return left
+
+        def primary(self):
+            tokens = self.tokens
+            kind = tokens[self.i][0]
+            if kind == "∀" or kind == "∃":
+                self.i += 1
+                binders = self.binders()
+                if tokens[self.i][0] != ",":
+                    raise Fallback
+                self.i += 1
+                bound = self.bound
+                for var, _ in binders:
+                    bound[var] = bound.get(var, 0) + 1
+                body = self.formula()
+                for var, _ in binders:
+                    n = bound[var] - 1
+                    if n:
+                        bound[var] = n
+                    else:
+                        del bound[var]
+                make = Forall if kind == "∀" else Exists
+                for var, sort in reversed(binders):
+                    body = make(var, body, sort)
+                return body
+            if kind == "(":  # a parenthesised formula, unless `=` follows: then a term (two-step path)
+                self.i += 1
+                node = self.formula()
+                if tokens[self.i][0] != ")":
+                    raise Fallback
+                self.i += 1
+                if tokens[self.i][0] in ("=", "≠"):
+                    raise Fallback
+                return node
+            if kind != "id":
+                raise Fallback
+            name = tokens[self.i][1]
+            self.i += 1
+            args = self.arguments()
+            kind = tokens[self.i][0]
+            if kind == "=" or kind == "≠":
+                self.i += 1
+                left = self.term_of(name, args)
+                right = self.term()
+                eq = Eq(left, right)
+                return eq if kind == "=" else Not(eq)
+            if name in self.bound or name in CONNECTIVES:  # second-order, or a connective: two-step path
+                raise Fallback
+            return Pred(name, args)
+
+        def arguments(self) -> tuple:
+            tokens = self.tokens
+            args = []
+            while True:
+                kind, text = tokens[self.i]
+                if kind == "id":
+                    self.i += 1
+                    args.append(self.term_of(text, ()))
+                elif kind == "(":
+                    self.i += 1
+                    args.append(self.term())
+                    if tokens[self.i][0] != ")":
+                        raise Fallback
+                    self.i += 1
+                else:
+                    return tuple(args)
+
+        def term(self):
+            """A term where the grammar reads a formula: `f a b` or `(...)` around one, else Fallback."""
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise Fallback
+            tokens = self.tokens
+            kind, name = tokens[self.i]
+            if kind == "(":
+                self.i += 1
+                node = self.term()
+                if tokens[self.i][0] != ")":
+                    raise Fallback
+                self.i += 1
+            elif kind == "id":
+                self.i += 1
+                node = self.term_of(name, self.arguments())
+            else:
+                raise Fallback
+            self.depth -= 1
+            return node
+
+        def term_of(self, name: str, args: tuple):
+            if name in CONNECTIVES:
+                raise Fallback
+            if name in self.bound:
+                if args:
+                    raise Fallback
+                return Var(name)
+            return Fn(name, args) if args else Const(name)
+
+        def binders(self):
+            out = []
+            typed_group = False
+            tokens = self.tokens
+            while True:
+                kind = tokens[self.i][0]
+                if kind == "id":
+                    out.append((self._binder_name(), None))
+                elif kind == "(":
+                    self.i += 1
+                    names = [self._binder_name()]
+                    while tokens[self.i][0] == "id":
+                        names.append(self._binder_name())
+                    sort = None
+                    if tokens[self.i][0] == ":":
+                        self.i += 1
+                        sort = self._binder_name()
+                        typed_group = True
+                    if tokens[self.i][0] != ")":
+                        raise Fallback
+                    self.i += 1
+                    out.extend((name, sort) for name in names)
+                else:
+                    break
+            if not out:
+                raise Fallback
+            if tokens[self.i][0] == ":":
+                self.i += 1
+                if typed_group:
+                    raise Fallback
+                sort = self._binder_name()
+                out = [(name, sort) for name, _ in out]
+            return tuple(out)
+
+        def _binder_name(self) -> str:
+            kind, text = self.tokens[self.i]
+            if kind != "id" or text in _BAD_BINDERS:
+                raise Fallback
+            self.i += 1
+            return text
+
+    return AstParser
+
+
+_AST_PARSER = None
+
+
+def parse_ast(text: str, max_depth: int):
+    """The AST of `text` (what `parser.parse` returns), or Fallback."""
+    global _AST_PARSER
+    if _AST_PARSER is None:
+        _AST_PARSER = _build()
+    tokens = _tokens(text)
+    if len(tokens) > max_depth:  # the raw tree's depth never exceeds its token count: only then check it
+        raise Fallback
+    parser = _AST_PARSER(tokens)
+    node = parser.formula()
+    if tokens[parser.i][0] != "$":
+        raise Fallback
+    return node
+
+
+__all__ = ["MAX_NESTING", "Fallback", "parse_ast", "parse_raw", "tokenize"]

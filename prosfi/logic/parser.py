@@ -38,7 +38,7 @@ from prosfi.logic.ast import (
     Xor,
 )
 from prosfi.logic.errors import FormulaError
-from prosfi.logic.fastparse import parse_raw
+from prosfi.logic.fastparse import Fallback, parse_ast, parse_raw
 from prosfi.logic.keywords import CONNECTIVES, LEAN_KEYWORDS, LOOKALIKES
 
 DEFAULT_MAX_CHARS = 10_000
@@ -239,6 +239,12 @@ def parse(text: str, *, max_chars: int = DEFAULT_MAX_CHARS, max_depth: int = DEF
 def _parse_cached(text: str, max_chars: int, max_depth: int) -> Formula:
     if not text.strip():
         raise FormulaError("empty formula")
+    try:
+        return parse_ast(text, max_depth)  # the fast path straight to the AST (fastparse)
+    except Fallback:
+        pass
+    except RecursionError:  # pragma: no cover - bounded by MAX_NESTING; the two-step path decides
+        pass
     try:
         raw = parse_raw(text)
     except Exception:  # noqa: BLE001 - Fallback, or anything else: the reference parser decides

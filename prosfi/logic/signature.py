@@ -136,7 +136,16 @@ def check_signature(formulas: Iterable[Formula], base: Signature | None = None) 
             _add(table, symbol)
     if base is not None and len(table) == len(base):
         return base
-    return Signature(table.values())
+    return _from_table(table)
+
+
+def _from_table(table: dict[str, Symbol]) -> Signature:
+    """A Signature of a table `_add` has already checked (no second pass over the symbols)."""
+    sig = Signature.__new__(Signature)
+    sig._symbols = table
+    sig._key = tuple(sorted(table.values()))
+    sig._hash = hash(sig._key)
+    return sig
 
 
 __all__ = ["Role", "Signature", "Symbol", "check_signature", "symbols_of"]

@@ -310,14 +310,10 @@ def _label_gsm8k(args: argparse.Namespace, out: Path) -> int:
     _write_jsonl(out / "fover.jsonl", (ql.fover_record(r) for r in labelled))
     _write_jsonl(out / "processbench.jsonl", (ql.processbench_record(r) for r in labelled))
     _write_jsonl(out / "scores.jsonl", ql.score_records(records, args.split_seed))
-    steps = sum(len(r["labels"]) for r in records)
     report_json = {
         "solutions_read": report.solutions, "solutions_unmatched": report.unmatched, "bad_lines": len(report.bad),
-        "solutions_labelled": len(records), "without_annotations": len(records) - len(labelled),
-        "steps": steps, "valid_steps": sum(sum(r["labels"]) for r in records),
-        "ungrounded_steps": sum(r["grounded"].count(False) for r in records),
+        "solutions_labelled": len(records), **ql.label_stats(records),
         "duplicate_chains_dropped": n_raw - len(kept), "train": ds.stats(train), "val": ds.stats(val),
-        "solution_level": [ql.solution_level(labelled, "verifier"), ql.solution_level(labelled, "verifier+grounding")],
     }
     (out / "stats.json").write_text(json.dumps(report_json, indent=2) + "\n")
     print(json.dumps(report_json, indent=2))

@@ -48,8 +48,9 @@ _SMALL = {w: i for i, w in enumerate(
 _TENS = {w: 10 * (i + 2)
          for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 10 ** 6, "billion": 10 ** 9}
-_PARTS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fifth": 5,
-          "fifths": 5}
+_PARTS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fourth": 4,
+          "fourths": 4, "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6, "seventh": 7, "sevenths": 7, "eighth": 8,
+          "eighths": 8, "ninth": 9, "ninths": 9, "tenth": 10, "tenths": 10, "twelfth": 12, "twelfths": 12}
 _MULTIPLES = {"twice": 2, "double": 2, "doubled": 2, "triple": 3, "tripled": 3, "thrice": 3,
               "quadruple": 4, "quadrupled": 4}
 
@@ -100,16 +101,42 @@ _NUMERAL = r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+"
 _CANDIDATE = re.compile(
     rf"(?P<numeral>(?<![\w.$])(?P<neg>-(?=\d))?(?P<cur>\$\s?)?(?P<num>{_NUMERAL})"
     rf"(?P<sci>[eE][+-]?\d{{1,3}}(?!\d)|\s*(?:×|x|\*|\\times|·)\s*10\s*(?:\^|\*\*)\s*\{{?\s*[+\-−]?\d{{1,3}}(?:\s*\}})?)?"
-    rf"(?:(?:\s+(?P<whole_frac>\d+\s*/\s*\d+))|(?:\s*/\s*(?P<den>\d+)))?(?![\d/])(?P<ord>(?:st|nd|rd|th)(?![A-Za-z]))?(?![\d]))"
+    rf"(?:(?:\s+(?P<whole_frac>\d+\s*/\s*\d+))|(?:\s*/\s*(?P<den>\d+)))?(?!\d|\s*/\s*\d)(?P<ord>(?:st|nd|rd|th)(?![A-Za-z]))?(?![\d]))"
     rf"|(?P<special>\b(?:{'|'.join(_MULTIPLES)}|half\s+a\s+dozen|a\s+dozen|dozen|an?\s+half|half)\b)"
     rf"|(?P<words>\b{_WORDS_RE}\b)",
     re.IGNORECASE)
+_SPACED_THOUSANDS = re.compile(r"(?:[ \u00a0]\d{3})+(?![\d,]|\.\d)")
 _SCALE_AFTER = re.compile(r"\s+(million|billion|thousand|hundred)\b", re.IGNORECASE)
 _PERCENT_AFTER = re.compile(r"\s*(?:%|percent\b|per\s*cent\b)", re.IGNORECASE)
 _UNIT_TOKEN = r"(?:[A-Za-z°Ωµμ℃][A-Za-z°Ωµμ]*(?:/[A-Za-z]+)?(?:\^-?\d|\*\*-?\d|[²³])?)"
 _MICRO = ("µ", "μ")  # U+00B5 MICRO SIGN and U+03BC GREEK SMALL LETTER MU: both are written for the prefix
 _UNIT_AFTER = re.compile(rf"(?:\s*|-)(?P<u>{_UNIT_TOKEN})(?![\w/])(?:\s+(?P<u2>Celsius|Fahrenheit|C|F)\b)?"
                          rf"(?:\s+per\s+(?P<per>{_UNIT_TOKEN})(?![\w/]))?")
+
+
+# Numbers that name something rather than count it: a chain must not multiply with them, so they are no givens.
+_MERIDIEM = r"\s*(?:[ap]\.?m\.?|o'?clock|noon|midnight)(?![A-Za-z])"
+_CLOCK = re.compile(
+    rf"(?<![\d.:])(?P<t>\d{{1,2}}(?::[0-5]\d(?!\d))?{_MERIDIEM})"  # 5 pm, 5:30 p.m., 3 o'clock
+    rf"|\b(?:at|from|to|until|till|by|before|after|between|since|around|and)\s+(?P<t2>\d{{1,2}}:[0-5]\d)(?![\d:])"
+    rf"|(?<=\d)\s*-\s*(?P<t3>\d{{1,2}}:[0-5]\d)(?![\d:])",
+    re.IGNORECASE)  # "at 5:30", "1:00 - 6:00"; a ratio "7:11" is neither
+_LABEL = re.compile(r"\b(?:Route|Highway|Hwy|Interstate|I-|US-|Road|Street|Avenue|Room|Apartment|Apt\.?|Flight|Bus|"
+                    r"Channel|Gate|Platform|Locker|No\.|Number)\s*#?\s*(\d+)\b|#\s*(\d+)\b")
+_YEAR = re.compile(r"\b(?:in|since|until|till|during|before|after|by|from|of|year|summer|winter|spring|fall|"
+                   r"autumn|January|February|March|April|May|June|July|August|September|October|November|December)"
+                   r",?\s+((?:1[89]|20)\d\d)(?!\d|[.,]\d|\s*%|\s+(?!(?:and|or|but|she|he|they|it|we|I|the|a|an|"
+                   r"when|what|how|if|to|for|with|at|on|in|was|were|is|are|will|had|has|have|who)\b)[a-z])",
+                   re.IGNORECASE)
+
+
+def _name_spans(q: str) -> list[tuple[int, int]]:
+    """Where the question names a clock time (`1:00 PM`, `3 pm`), a road or room number (`Route 66`), or a year
+    (`in 2019`): spans no given may start in."""
+    spans = [m.span(next(k for k in ("t", "t2", "t3") if m.group(k))) for m in _CLOCK.finditer(q)]
+    spans += [m.span(1) if m.group(1) else m.span(2) for m in _LABEL.finditer(q)]
+    spans += [m.span(1) for m in _YEAR.finditer(q)]
+    return sorted(spans)
 
 
 def _word_value(text: str) -> Fraction | None:
@@ -187,10 +214,17 @@ def extract_givens(question: str, units: str = "all") -> list[Given]:
     q = question[:MAX_QUESTION_CHARS]
     out: list[Given] = []
     pos = 0
+    names = _name_spans(q)
     while (m := _CANDIDATE.search(q, pos)) is not None:
         start, end = m.span()
         pos = max(end, start + 1)
         unit = ""
+        named = next((b for a, b in names if a <= start < b), None)
+        if named is not None:  # a clock time, a road number, a year: it names, it does not count
+            pos = max(pos, named)
+            continue
+        if m.group("ord") and not m.group("den"):
+            continue  # an ordinal ("3rd", "the 21st floor") ranks, it does not count ("1/3rd" stays a third)
         if len(m.group()) > MAX_GIVEN_CHARS or sum(c.isdigit() for c in m.group()) > MAX_LITERAL_DIGITS:
             continue  # not a quantity a word problem states; the verifier would refuse it anyway
         sci_text = None
@@ -219,6 +253,10 @@ def extract_givens(question: str, units: str = "all") -> list[Given]:
                 value = -value
             if m.group("cur"):
                 unit = "USD"
+                spaced = _SPACED_THOUSANDS.match(q, end)
+                if spaced and len(m.group("num")) <= 3 and "," not in m.group("num") and "." not in m.group("num"):
+                    value = Fraction(m.group("num") + spaced.group().replace(" ", "").replace("\u00a0", ""))
+                    end = spaced.end()  # "$400 000": thousands grouped by spaces, as many countries write them
             sc = _SCALE_AFTER.match(q, end)
             if sc and not m.group("ord"):
                 word = sc.group(1).lower()
@@ -240,8 +278,10 @@ def extract_givens(question: str, units: str = "all") -> list[Given]:
                 continue
             value = v
             if m.group("words").lower().startswith("a ") and not re.search(
-                    r"hundred|thousand|million|billion|dozen|half|quarter|third", m.group("words"), re.I):
+                    rf"hundred|thousand|million|billion|dozen|{_PARTWORD}", m.group("words"), re.I):
                 continue  # pragma: no cover - the grammar only lets "a" lead a scale word
+        if m.group("numeral") and not unit and q[end:end + 1] == "$":
+            unit, end = "USD", end + 1  # "15$", "6000$": the sign written after the number
         pct = _PERCENT_AFTER.match(q, end)
         if pct and unit != "USD":
             unit, end = "percent", pct.end()

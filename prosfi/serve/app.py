@@ -9,15 +9,19 @@ An `Idempotency-Key` header makes a retried POST return the first answer instead
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
+import logging
 import time
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse as _StarletteJSON
+from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from prosfi.rewards.config import RewardConfig
 from prosfi.serve import contracts
@@ -25,6 +29,19 @@ from prosfi.serve.config import ServeSettings
 from prosfi.serve.engine import Engine, Outcome, Overloaded, chain_config
 from prosfi.serve.metrics import CONTENT_TYPE, Metrics
 from prosfi.serve.schemas import CheckRequest, OpenRLHFRequest, ScoreRequest, VerifyRequest
+
+log = logging.getLogger(__name__)
+
+
+class JSONResponse(_StarletteJSON):
+    """JSON in UTF-8; text that UTF-8 cannot carry (a lone surrogate such as `\\ud800` sent as a JSON escape in
+    an id or a completion) is sent back the way it came, as a `\\uXXXX` escape, instead of failing the reply."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        except UnicodeEncodeError:
+            return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
 
 
 class HTTPFailure(Exception):
@@ -45,7 +62,10 @@ def _depth(value: Any, limit: int) -> bool:
     return True
 
 
-def create_app(settings: ServeSettings | None = None, engine: Engine | None = None) -> FastAPI:
+def create_app(settings: ServeSettings | None = None, engine: Engine | None = None,
+               shared: tuple[str, str] | None = None) -> FastAPI:
+    """The app. `shared` (actor name, namespace; Ray Serve replicas) puts the idempotency store and the
+    metrics in that `prosfi.serve.shared.SharedState` actor, common to every replica."""
     settings = settings or ServeSettings()
     cfg = settings.serve
     metrics = engine.metrics if engine is not None else Metrics()
@@ -57,17 +77,23 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
             app.state.engine = Engine(settings, metrics=metrics)
         if app.state.engine.verifier is None:
             await app.state.engine.start()
+        pusher = None
+        if shared is not None:
+            pusher = await _share(app, shared)
         try:
             yield
         finally:
+            if pusher is not None:
+                pusher.cancel()
             if own:
                 await app.state.engine.close()
 
-    app = FastAPI(title="prosfi serve", version="1", lifespan=lifespan,
+    app = FastAPI(title="prosfi serve", version="1", lifespan=lifespan, default_response_class=JSONResponse,
                   description="Formally verified process rewards over HTTP (docs/serving.md).")
     app.state.engine = engine
     app.state.metrics = metrics
     app.state.settings = settings
+    app.state.shared = None
 
     def _engine() -> Engine:
         return app.state.engine
@@ -77,6 +103,10 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
     @app.exception_handler(HTTPFailure)
     async def _failure(request: Request, exc: HTTPFailure):
         return _error(exc)
+
+    @app.exception_handler(StarletteHTTPException)  # 404 unknown route, 405 wrong method: the same JSON
+    async def _http_failure(request: Request, exc: StarletteHTTPException):
+        return _error(HTTPFailure(exc.status_code, str(exc.detail)))
 
     async def _body(request: Request, model: type[BaseModel]) -> Any:
         chunks, size = [], 0
@@ -114,12 +144,19 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
         if mode == "direct_lean":  # pragma: no cover - RewardConfig accepts it; the service does not
             raise HTTPFailure(422, "reward: direct_lean is not served", "reward")
 
-    async def _scored(request: Request, work):
+    async def _scored(request: Request, work) -> Response:
+        """The answer of `work()` as JSON bytes, once per Idempotency-Key (the bytes are what is remembered)."""
         key = request.headers.get("idempotency-key")
+
+        async def make() -> bytes:
+            data = await work()
+            return await asyncio.to_thread(JSONResponse.render, None, data)  # large answers: off the loop
+
         try:  # keys are per route: the same key on /score and /verify names two requests
-            return await _engine().once(f"{request.url.path}:{key}" if key else None, work)
+            body = await _engine().once(f"{request.url.path}:{key}" if key else None, make)
         except Overloaded as exc:
             raise HTTPFailure(429, f"overloaded: {exc}; retry later") from None
+        return Response(body, media_type="application/json")
 
     @app.get("/health")
     async def health() -> dict:
@@ -130,7 +167,14 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
 
     @app.get("/metrics")
     async def metrics_text() -> Response:
-        return Response(metrics.text(), media_type=CONTENT_TYPE)
+        if app.state.shared is None:
+            return Response(metrics.text(), media_type=CONTENT_TYPE)
+        from prosfi.serve.shared import merge_metrics
+
+        actor, replica = app.state.shared
+        await actor.push_metrics.remote(replica, metrics.text().decode())
+        texts = await actor.all_metrics.remote(METRICS_MAX_AGE_S)
+        return Response(merge_metrics(texts), media_type=CONTENT_TYPE)
 
     @app.post("/check")
     async def check(request: Request) -> Response:
@@ -161,7 +205,7 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
             return {"results": [o.to_json() for o in outcomes],
                     "masked": sum(o.masked is not None for o in outcomes)}
 
-        return JSONResponse(await _scored(request, work))
+        return await _scored(request, work)
 
     @app.post("/openrlhf")
     async def openrlhf(request: Request) -> Response:
@@ -180,7 +224,7 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
             outcomes = await _score_pairs(eng, probs, texts)
             return contracts.openrlhf_response(outcomes)
 
-        return JSONResponse(await _scored(request, work))
+        return await _scored(request, work)
 
     @app.post("/verify")
     async def verify(request: Request) -> Response:
@@ -198,12 +242,42 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
         async def work():
             return contracts.nemo_response((await _score_pairs(eng, probs, [text]))[0])
 
-        return JSONResponse(await _scored(request, work))
+        return await _scored(request, work)
 
     return app
 
 
 ROUTES = ("/health", "/metrics", "/check", "/score", "/openrlhf", "/verify")
+METRICS_PUSH_S = 1.0  # a Ray replica sends its metrics to the shared actor this often
+METRICS_MAX_AGE_S = 30.0  # a replica silent this long is gone: left out of /metrics
+
+
+async def _share(app: FastAPI, shared: tuple[str, str]):
+    """Use the shared actor for idempotency and metrics; the task that pushes this replica's metrics."""
+    import uuid
+
+    import ray
+
+    from prosfi.serve.shared import RayReplyStore
+
+    name, namespace = shared
+    actor = ray.get_actor(name, namespace=namespace)
+    eng, metrics = app.state.engine, app.state.metrics
+    stale_s = app.state.settings.serve.queue_timeout_s + 5.0  # past its deadline a first attempt is dead
+    replica = uuid.uuid4().hex
+    eng.replies = RayReplyStore(actor, replica, stale_s, metrics)
+    app.state.shared = (actor, replica)
+    await actor.push_metrics.remote(replica, metrics.text().decode())  # alive from the start
+
+    async def push() -> None:
+        while True:
+            try:
+                await actor.push_metrics.remote(replica, metrics.text().decode())
+            except Exception:  # noqa: BLE001 - metrics must never stop a replica
+                log.warning("prosfi serve: cannot push metrics to the shared actor", exc_info=True)
+            await asyncio.sleep(METRICS_PUSH_S)
+
+    return asyncio.create_task(push(), name="prosfi-metrics-push")
 
 
 class _Guard:
@@ -223,16 +297,25 @@ class _Guard:
 
         async def sending(message) -> None:
             if message["type"] == "http.response.start":
-                status["code"] = message["status"]
+                status["code"], status["started"] = message["status"], True
             await send(message)
 
         failure = self._refuse(scope, route)
+        self.metrics.in_flight.inc()
         try:
             if failure is not None:
                 await _error(failure)(scope, receive, sending)
             else:
-                await self.app(scope, receive, sending)
+                try:
+                    await self.app(scope, receive, sending)
+                except Exception as exc:  # every error body is the documented JSON, a bug's too
+                    if status.get("started"):
+                        raise
+                    log.exception("prosfi serve: internal error on %s", route)
+                    await _error(HTTPFailure(500, f"internal error: {type(exc).__name__}: {exc}"[:300]))(
+                        scope, receive, sending)
         finally:
+            self.metrics.in_flight.dec()
             known = route if route in ROUTES else "other"
             self.metrics.requests.labels(known, str(status["code"])).inc()
             self.metrics.latency.labels(known).observe(time.perf_counter() - started)

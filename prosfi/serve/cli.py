@@ -33,7 +33,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--max-queue", type=int, default=d.max_queue,
                    help="completions waiting before new requests get 429 (default: %(default)s)")
     g.add_argument("--queue-timeout-s", type=float, default=d.queue_timeout_s,
-                   help="a request queued longer is answered masked (default: %(default)s)")
+                   help="a request not answered this long after it arrived (queued or being scored) is "
+                   "answered masked: the bound on a request's latency (default: %(default)s)")
+    g.add_argument("--passes", type=int, default=d.passes,
+                   help="verifier passes at once, sharing the workers job by job (default: %(default)s)")
+    g.add_argument("--spare-workers", type=int, default=d.spare_workers,
+                   help="workers started beyond --workers while all are busy for other passes "
+                   "(default: %(default)s)")
+    g.add_argument("--idempotency-mb", type=float, default=d.idempotency_bytes / (1 << 20),
+                   help="MiB of answers kept for Idempotency-Key replays, oldest forgotten first "
+                   "(default: %(default)s)")
     g.add_argument("--log-level", default="info", help="uvicorn log level (default: %(default)s)")
     r = parser.add_argument_group("Ray Serve")
     r.add_argument("--ray", action="store_true", help="deploy as Ray Serve replicas (pip install 'prosfi[ray]')")
@@ -51,7 +60,9 @@ def settings_from_args(args: argparse.Namespace):
 
     serve = ServeConfig(host=args.host, port=args.port, token=args.token or os.environ.get(TOKEN_ENV) or None,
                         max_body_bytes=int(args.max_body_mb * (1 << 20)), max_batch=args.max_batch,
-                        max_queue=args.max_queue, queue_timeout_s=args.queue_timeout_s)
+                        max_queue=args.max_queue, queue_timeout_s=args.queue_timeout_s,
+                        idempotency_bytes=int(args.idempotency_mb * (1 << 20)), passes=args.passes,
+                        spare_workers=args.spare_workers)
     return ServeSettings(serve=serve, verifier=verifier_config(args), data=tuple(args.data), count=args.count,
                          limit=args.limit, data_seed=args.data_seed, reward=args.reward)
 

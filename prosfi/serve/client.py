@@ -11,6 +11,9 @@ TRL remote reward, the verl and OpenRLHF adapters, a user's script — can use i
   (the request is wrong; retrying will not help).
 - It never blocks an event loop (httpx.AsyncClient); `score_sync` is for synchronous callers (verl's
   `compute_score`): it runs on the client's own loop thread.
+- It is fork-safe: a forked child (verl's `prime` process pool, any fork pool) that inherits a client the
+  parent has used gets a fresh loop thread and fresh connections of its own on first use (the parent's
+  thread did not survive the fork, and its sockets are the parent's).
 """
 
 from __future__ import annotations
@@ -64,9 +67,24 @@ class ProsfiClient:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._pid = os.getpid()
+        _LIVE.add(self)
+
+    def _after_fork(self) -> None:
+        """In a forked child: forget the parent's loop thread, connections and lock (never close them:
+        they are the parent's)."""
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+        self._loop, self._thread = None, None
+        self._clients = {}
+
+    def _own(self) -> None:
+        if self._pid != os.getpid():  # forked without the at-fork hook (or before it ran)
+            self._after_fork()
 
     # ------------------------------------------------------------------ plumbing
     def _http(self) -> httpx.AsyncClient:
+        self._own()
         loop = asyncio.get_running_loop()
         held = self._clients.get(id(loop))
         client = held[1] if held is not None and held[0]() is loop else None  # an id can outlive its loop
@@ -146,6 +164,7 @@ class ProsfiClient:
     # ------------------------------------------------------------------ sync callers
     def run_sync(self, coro):
         """Run a coroutine on the client's own loop thread and wait (for synchronous callers only)."""
+        self._own()
         with self._lock:
             if self._loop is None:
                 self._loop = asyncio.new_event_loop()
@@ -158,6 +177,9 @@ class ProsfiClient:
         return self.run_sync(self.score(completions, problems, reward, chain))
 
     def close(self) -> None:
+        if self._pid != os.getpid():  # the parent's client, inherited by fork: nothing here is ours to close
+            self._after_fork()
+            return
         with self._lock:
             loop, thread, self._loop = self._loop, self._thread, None
         if loop is not None:
@@ -166,6 +188,18 @@ class ProsfiClient:
             if thread is not None:
                 thread.join(10)
             loop.close()
+
+
+_LIVE: "weakref.WeakSet[ProsfiClient]" = weakref.WeakSet()
+
+
+def _reset_after_fork() -> None:
+    for client in list(_LIVE):
+        client._after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 def masked_record(completion: Any, kind: str | None, why: str) -> dict:

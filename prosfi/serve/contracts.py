@@ -9,11 +9,13 @@ Domain-free: nothing here looks at what kind of problem it is.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from prosfi.data.problem import Problem
+from prosfi.trace.extract import with_reasoning
 
 
 @dataclass
@@ -34,15 +36,32 @@ class Outcome:
 COMPONENTS = ("format_ok", "answer_correct", "chain_valid", "verified_fraction")
 
 
+# Special tokens a tokenizer decodes with `skip_special_tokens=False` (OpenRLHF's query): ChatML/Qwen
+# `<|im_end|>`, `<|endoftext|>`, Llama 3 `<|eot_id|>`, Phi `<|end|>`, DeepSeek `<｜end▁of▁sentence｜>`,
+# Llama 2 / Mistral `</s>`, Gemma `<end_of_turn>` / `<eos>`. Only a run of them at the very end is dropped.
+_TRAILING_SPECIAL = re.compile(
+    r"(?:\s*(?:<\|[A-Za-z0-9_.\-]{1,40}\|>|<｜[^｜<>]{1,40}｜>|</s>|<eos>|<end_of_turn>|<\|?endoftext\|?>))+\s*\Z")
+
+
+def strip_special_tokens(text: str) -> str:
+    """`text` without the special tokens (end of turn, end of text, padding) decoded at its end."""
+    m = _TRAILING_SPECIAL.search(text[-4096:]) if "<" in text[-4096:] else None
+    if m is None:
+        return text
+    return text[:len(text) - (len(text[-4096:]) - m.start())]
+
+
 def completion_from_query(query: str, prompt: str | None) -> str:
-    """The response part of OpenRLHF's `query` (prompt + response): the text after the prompt."""
+    """The response part of OpenRLHF's `query` (prompt + response, decoded with special tokens kept): the
+    text after the prompt, without the end-of-turn / end-of-text tokens the tokenizer decoded at its end."""
     if prompt:
         if query.startswith(prompt):
-            return query[len(prompt):]
-        at = query.rfind(prompt)
-        if at >= 0:
-            return query[at + len(prompt):]
-    return query
+            query = query[len(prompt):]
+        else:
+            at = query.rfind(prompt)
+            if at >= 0:
+                query = query[at + len(prompt):]
+    return strip_special_tokens(query)
 
 
 def parse_problem(label: Any, preloaded: Mapping[str, Problem]) -> Problem:
@@ -116,26 +135,61 @@ def nemo_response(outcome) -> dict[str, Any]:
             **components(rec), "result": rec}
 
 
+def _texts(parts: Any) -> str:
+    """The text of a content value: a string, a list of parts (`{"type": "output_text", "text"}`, ...) or None."""
+    if parts is None:
+        return ""
+    if isinstance(parts, str):
+        return parts
+    if isinstance(parts, list):
+        return "".join(p if isinstance(p, str) else str(p.get("text") or "") if isinstance(p, dict) else ""
+                       for p in parts)
+    if isinstance(parts, dict):
+        return str(parts.get("text") or "")
+    raise TypeError(f"content must be text, a list of parts or null, not {type(parts).__name__}")
+
+
+def _reasoning(item: dict) -> str:
+    """An OpenAI Responses `reasoning` item's text: its `content` (reasoning_text parts) if any, else its
+    `summary` (summary_text parts; NeMo-Gym's vLLM model server puts vLLM's reasoning there)."""
+    text = _texts(item.get("content"))
+    return text if text.strip() else _texts(item.get("summary"))
+
+
 def response_text(response: Any) -> str:
-    """The policy's text from a NeMo-Gym / OpenAI Responses object, a message list, or a plain string."""
+    """The policy's text from a NeMo-Gym / OpenAI Responses object, a message list, or a plain string.
+
+    Reasoning delivered apart from the answer — a Responses `reasoning` item before the message, a chat
+    message's `reasoning_content` — becomes the text's `<think>` block, as if the model had written it inline."""
     if isinstance(response, str):
         return response
     if isinstance(response, dict):
-        if "output_text" in response and isinstance(response["output_text"], str):
-            return response["output_text"]
-        if "output" in response:
+        if "output" in response and response["output"] is not None:
             return response_text(response["output"])
-        if "content" in response:
-            return response_text(response["content"])
+        if isinstance(response.get("output_text"), str):
+            return response["output_text"]
+        if response.get("type") == "reasoning":
+            return with_reasoning(_reasoning(response), "")
+        if "content" in response or "reasoning_content" in response:
+            text = _texts(response.get("content"))
+            return with_reasoning(response.get("reasoning_content") or response.get("reasoning"), text)
         if isinstance(response.get("text"), str):
             return response["text"]
         return ""
     if isinstance(response, list):
-        parts = [response_text(x) for x in response
-                 if not (isinstance(x, dict) and x.get("role") in ("user", "system", "developer"))]
-        return "".join(parts)
+        reasoning: list[str] = []
+        parts: list[str] = []
+        for x in response:
+            if isinstance(x, dict) and x.get("role") in ("user", "system", "developer"):
+                continue
+            if isinstance(x, dict) and x.get("type") == "reasoning":
+                reasoning.append(_reasoning(x))  # joined to the message that follows it
+                continue
+            parts.append(response_text(x))
+        text = "".join(parts)
+        return with_reasoning("\n".join(r for r in reasoning if r.strip()), text)
     raise TypeError(f"response must be text, an object or a list, not {type(response).__name__}")
 
 
 __all__ = ["COMPONENTS", "Outcome", "completion_from_query", "components", "nemo_response", "openrlhf_response",
-           "parse_problem", "response_text", "verified_fraction", "verl_result"]
+           "parse_problem", "response_text", "strip_special_tokens", "verified_fraction", "verl_result"]

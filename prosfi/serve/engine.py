@@ -2,7 +2,10 @@
 
 Requests wait in an asyncio queue; one task drains it, merges what arrived within `batch_window_ms`
 (same reward mode and chain settings) into one verifier pass, and runs the pass in a thread, so the
-event loop never blocks on parsing or provers. Records come from `prosfi.rewards.records` — exactly the
+event loop never blocks on parsing or provers. Up to `passes` passes run at once and share the worker
+pool job by job (plus `spare_workers` started while every worker is busy), so an easy request never
+waits for a hard one to finish. Each request has a deadline, `queue_timeout_s` after it arrived: past
+it the request is answered masked (`queue_timeout`) wherever it is, queued or being scored. Records come from `prosfi.rewards.records` — exactly the
 lines `prosfi score` writes. Infrastructure failures are not rewards: a request that waited longer than
 `queue_timeout_s`, a completion whose check was lost with a dead verifier worker, a verifier that broke,
 come back *masked* (`reward: null`, `masked: true`, `failure_kind`, `failure_reason`) and are counted.
@@ -14,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +28,7 @@ from prosfi.rewards.records import Entry, read_completion, score_entries
 from prosfi.serve.config import ServeSettings
 from prosfi.serve.contracts import Outcome
 from prosfi.serve.metrics import Metrics
+from prosfi.serve.replies import ReplyStore
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,7 @@ class _Job:
     chain_config: ChainConfig
     enqueued: float
     future: asyncio.Future = field(repr=False)
+    answered: bool = False
 
 
 def _infra_reason(record: dict) -> str | None:
@@ -69,7 +73,7 @@ class Engine:
         self._queue: asyncio.Queue[_Job] | None = None
         self._task: asyncio.Task | None = None
         self._waiting = 0
-        self._replies: OrderedDict[str, asyncio.Future] = OrderedDict()
+        self.replies = ReplyStore(self.config.idempotency_bytes, self.config.idempotency_size, self.metrics)
         self.scored = 0  # completions scored (each once): what the dedup tests count
 
     # ------------------------------------------------------------------ lifecycle
@@ -78,11 +82,18 @@ class Engine:
 
         if self.settings.data and not self.problems:
             self.problems = await asyncio.to_thread(load_problems, self.settings)
-        self.verifier = Verifier(self.settings.verifier)
+        vcfg = self.settings.verifier
+        if vcfg.spare_workers < self.config.spare_workers:
+            vcfg = dataclasses.replace(vcfg, spare_workers=self.config.spare_workers)
+        self.verifier = Verifier(vcfg)
+        self._passes = asyncio.Semaphore(self.config.passes)
+        self._running: set[asyncio.Task] = set()
         self._queue = asyncio.Queue()
         self._task = asyncio.create_task(self._drain(), name="prosfi-scorer")
 
     async def close(self) -> None:
+        for task in list(getattr(self, "_running", ())):
+            task.cancel()
         if self._task is not None:
             self._task.cancel()
             try:
@@ -96,30 +107,8 @@ class Engine:
 
     # ------------------------------------------------------------------ idempotency
     async def once(self, key: str | None, make):
-        """`await make()` once per idempotency key: a retry while the first is running, or after it
-        answered, gets the same answer (bounded memory: the oldest keys are forgotten)."""
-        if not key:
-            return await make()
-        fut = self._replies.get(key)
-        if fut is not None:
-            self.metrics.deduplicated.inc()
-            await asyncio.wait({fut})  # raises only if *this* request is cancelled
-            if not fut.cancelled() and fut.exception() is None:
-                return fut.result()
-            return await self.once(key, make)  # the first attempt failed (and was forgotten): run it here
-        fut = asyncio.get_running_loop().create_future()
-        self._replies[key] = fut
-        while len(self._replies) > self.config.idempotency_size:
-            self._replies.popitem(last=False)
-        try:
-            result = await make()
-        except BaseException:
-            if self._replies.get(key) is fut:
-                del self._replies[key]  # a failure is not remembered: the retry runs again
-            fut.cancel()
-            raise
-        fut.set_result(result)
-        return result
+        """`await make()` (the answer's bytes) once per idempotency key, through `self.replies`."""
+        return await self.replies.once(key, make)
 
     # ------------------------------------------------------------------ scoring
     def entries(self, completions: Sequence[Any], problems: Mapping[str, Problem], mode: str) -> list[Entry]:
@@ -145,7 +134,14 @@ class Engine:
         self._waiting += len(entries)
         self.metrics.queue_depth.set(self._waiting)
         self._queue.put_nowait(job)
-        return await job.future
+        left = job.enqueued + self.config.queue_timeout_s - loop.time()
+        try:
+            return await asyncio.wait_for(asyncio.shield(job.future), timeout=max(0.0, left))
+        except asyncio.TimeoutError:
+            if not job.answered:  # the deadline, not the pass, answers it (the pass's result is dropped)
+                self._answer(job, self._masked(job, "queue_timeout", (
+                    f"no answer within queue_timeout_s ({self.config.queue_timeout_s:g} s) of arrival")))
+            return job.future.result()
 
     async def _drain(self) -> None:
         assert self._queue is not None
@@ -169,6 +165,8 @@ class Engine:
             now = loop.time()
             live = []
             for job in group:
+                if job.answered:  # its deadline passed while it was queued: answered already
+                    continue
                 if now - job.enqueued > self.config.queue_timeout_s:
                     waited = now - job.enqueued
                     self._answer(job, self._masked(job, "queue_timeout",
@@ -177,12 +175,22 @@ class Engine:
                 else:
                     live.append(job)
             if live:
-                try:
-                    await self._pass(live)
-                except Exception as exc:
-                    log.exception("scoring pass failed")
-                    for job in live:
-                        self._answer(job, self._masked(job, "verifier_error", f"{type(exc).__name__}: {exc}"[:300]))
+                await self._passes.acquire()  # at most `passes` at once; the next ones start as these end
+                task = asyncio.create_task(self._guarded_pass(live), name="prosfi-pass")
+                self._running.add(task)
+                task.add_done_callback(self._running.discard)
+
+    async def _guarded_pass(self, live: list[_Job]) -> None:
+        try:
+            live = [job for job in live if not job.answered]  # answered by its deadline meanwhile
+            if live:
+                await self._pass(live)
+        except Exception as exc:
+            log.exception("scoring pass failed")
+            for job in live:
+                self._answer(job, self._masked(job, "verifier_error", f"{type(exc).__name__}: {exc}"[:300]))
+        finally:
+            self._passes.release()
 
     def _masked(self, job: _Job, kind: str, why: str) -> list[Outcome]:
         self.metrics.masked.labels(kind).inc(len(job.entries))
@@ -190,6 +198,9 @@ class Engine:
                         failure_reason=why) for pid, rec, _ in job.entries]
 
     def _answer(self, job: _Job, outcomes: list[Outcome]) -> None:
+        if job.answered:
+            return
+        job.answered = True
         self._waiting -= len(job.entries)
         self.metrics.queue_depth.set(self._waiting)
         if not job.future.done():

@@ -23,6 +23,11 @@ class Metrics:
         self.rejected = Counter("prosfi_rejected", "requests refused before scoring", ["why"], registry=r)
         self.deduplicated = Counter("prosfi_idempotent_replays", "requests answered from the idempotency cache",
                                     registry=r)
+        self.idempotency_bytes = Gauge("prosfi_idempotency_bytes", "bytes of answers kept for Idempotency-Key replays",
+                                       registry=r)
+        self.idempotency_keys = Gauge("prosfi_idempotency_keys", "answers kept for Idempotency-Key replays",
+                                      registry=r)
+        self.in_flight = Gauge("prosfi_in_flight", "requests being answered (a drain waits for 0)", registry=r)
         self.queue_depth = Gauge("prosfi_queue_depth", "completions waiting to be scored", registry=r)
         self.passes = Counter("prosfi_verifier_passes", "verifier passes (merged requests)", registry=r)
         self.cache_hit_rate = Gauge("prosfi_cache_hit_rate", "verdict-cache hit rate since start", registry=r)

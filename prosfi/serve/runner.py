@@ -16,11 +16,18 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
+def _graceful_s(app) -> float:
+    """How long SIGTERM / Ctrl-C waits for requests in flight: their own deadline (queue_timeout_s), at
+    most 10 minutes."""
+    settings = getattr(getattr(app, "state", None), "settings", None)
+    return min(600.0, settings.serve.queue_timeout_s + 5.0) if settings is not None else 30.0
+
+
 def _server(app, host: str, port: int, log_level: str = "warning"):
     import uvicorn
 
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
-                            timeout_graceful_shutdown=5, access_log=False,
+                            timeout_graceful_shutdown=_graceful_s(app), access_log=False,
                             timeout_keep_alive=65)  # longer than clients keep idle connections
     return uvicorn.Server(config)
 

@@ -37,9 +37,19 @@ class Extraction:
         return self.blocks is not None
 
 
+def with_reasoning(reasoning: Any, text: str) -> str:
+    """`text` with reasoning delivered beside it (a chat message's `reasoning_content`, as TRL with a
+    response schema, vLLM's reasoning parsers and verifiers give it) put back as its `<think>` block;
+    `text` unchanged when there is none or when it already has a `<think>` block (or its closer)."""
+    if not isinstance(reasoning, str) or not reasoning.strip() or "<think>" in text or "</think>" in text:
+        return text
+    return f"<think>{reasoning}</think>{text}"
+
+
 def completion_text(completion: Any) -> str:
     """The assistant text of a TRL completion: a plain string, or a conversational list of messages
-    (`[{"role": "assistant", "content": ...}]`, content a string or a list of text parts)."""
+    (`[{"role": "assistant", "content": ...}]`, content a string or a list of text parts). A message's
+    `reasoning_content` (reasoning parsed out by a response schema) is its `<think>` block."""
     if isinstance(completion, str):
         return completion
     if isinstance(completion, dict):
@@ -50,10 +60,12 @@ def completion_text(completion: Any) -> str:
             if not isinstance(message, dict) or message.get("role", "assistant") != "assistant":
                 continue
             content = message.get("content", "")
+            text = ""
             if isinstance(content, str):
-                parts.append(content)
+                text = content
             elif isinstance(content, list):
-                parts.extend(str(c.get("text", "")) for c in content if isinstance(c, dict))
+                text = "".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+            parts.append(with_reasoning(message.get("reasoning_content") or message.get("reasoning"), text))
         return "".join(parts)
     raise TypeError(f"a completion must be a string or a list of messages, not {type(completion).__name__}")
 
@@ -99,4 +111,4 @@ def _clip(s: str, n: int = 40) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-__all__ = ["TAGS", "Blocks", "Extraction", "completion_text", "extract_blocks", "strip_fence"]
+__all__ = ["TAGS", "Blocks", "Extraction", "completion_text", "extract_blocks", "strip_fence", "with_reasoning"]

@@ -105,8 +105,11 @@ def _read_logic_step(raw: dict, sid: str, where: str, errors: list[str]) -> Step
     return Step(sid, tuple(d.strip() for d in deps), conclusion.strip(), rule)
 
 
-def parse_trace(completion: Any, premise_ids: Iterable[str] = ()) -> ParsedTrace:
-    """Completion (text or TRL messages) -> Trace, or a format failure with a reason."""
+def parse_trace(completion: Any, premise_ids: Iterable[str] = (),
+                read_steps: Callable[[str, Iterable[str]], tuple[tuple[Any, ...], list[str]]] | None = None
+                ) -> ParsedTrace:
+    """Completion (text or TRL messages) -> Trace, or a format failure with a reason. `read_steps` reads the
+    `<steps>` body (default: logic steps; the quantity domain passes its own)."""
     try:
         text = completion_text(completion)
     except TypeError as exc:
@@ -115,7 +118,7 @@ def parse_trace(completion: Any, premise_ids: Iterable[str] = ()) -> ParsedTrace
     if not extraction.ok:
         return ParsedTrace(None, extraction.reason)
     blocks = extraction.blocks
-    steps, errors = parse_steps(blocks.steps, premise_ids)
+    steps, errors = (read_steps or parse_steps)(blocks.steps, premise_ids)
     if errors:
         more = len(errors) - MAX_REASONS
         reason = "; ".join(errors[:MAX_REASONS]) + (f"; and {more} more" if more > 0 else "")

@@ -83,6 +83,7 @@ def physics(count: int, seed: int, difficulty: str | None = None) -> list[Proble
 
 def gsm_symbolic(count: int, seed: int) -> list[Problem]:
     """GSM-Symbolic template problems through reasoning-gym (prosfi.data.gsm_symbolic)."""
+    import prosfi.domains.quantity  # noqa: F401  (gold chains are built under its rules)
     from prosfi.data.gsm_symbolic import generate
 
     return generate(count, seed)
@@ -90,6 +91,7 @@ def gsm_symbolic(count: int, seed: int) -> list[Problem]:
 
 def gsm8k(path: str, count: int) -> list[Problem]:
     """The first `count` usable problems of a GSM8K JSONL file (prosfi.data.gsm8k)."""
+    import prosfi.domains.quantity  # noqa: F401  (gold chains are built under its rules)
     from prosfi.data.gsm8k import load_gsm8k
 
     return load_gsm8k(path, limit=count)

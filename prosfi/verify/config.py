@@ -72,6 +72,12 @@ class VerifierConfig:
         metadata={"help": "Worker processes (default: the available cores). 0 runs every check in this "
                   "process without a pool and without hard timeouts: for debugging only."},
     )
+    spare_workers: int = field(
+        default=0,
+        metadata={"help": "Workers the pool may start beyond `workers` while every worker is busy for "
+                  "other concurrent callers (a service's easy requests then never wait for a hard pass); "
+                  "they stay for later contention."},
+    )
     cache_size: int = field(
         default=200_000,
         metadata={"help": "Verdicts kept in the LRU cache (valid/invalid/error only); 0 disables it."},
@@ -150,6 +156,8 @@ class VerifierConfig:
         if self.hard_timeout_ms is not None and self.hard_timeout_ms <= 0:
             raise ValueError(
                 f"VerifierConfig.hard_timeout_ms must be > 0 or None, got {self.hard_timeout_ms}")
+        if self.spare_workers < 0:
+            raise ValueError(f"VerifierConfig.spare_workers must be >= 0, got {self.spare_workers}")
         if self.workers < 0:
             raise ValueError(f"VerifierConfig.workers must be >= 0 (0 = in-process), got {self.workers}")
         if self.cache_size < 0 or self.parse_cache_size < 0:

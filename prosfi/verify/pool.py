@@ -7,6 +7,13 @@ SIGKILL and replaced; that check becomes `unknown`, and the rest of its batch is
 check at a time so one hard check cannot poison its group. A worker that crashes is handled the
 same way. Every task gets exactly one verdict per check, in order.
 
+`run` may be called from several threads at once (the service runs concurrent passes): each call works
+with the workers it holds. A worker is held for one job (a chunk of checks) at a time; when it finishes
+one while another call is waiting, it is handed to the caller that has waited longest, so a small pass
+waits at most for one job of a large one, never for the whole pass. With `spare` > 0 the pool may start
+that many workers beyond `n_workers` while every worker is busy and a call waits, so an easy check does
+not even wait for that job (the spares stay for later contention).
+
 Workers are plain subprocesses (`python -m prosfi.verify.worker`), never forks of the caller:
 forking a process that runs torch or threads is unsafe, and multiprocessing's spawn/forkserver
 would re-import the caller's `__main__` (a training script) in every worker. The pool is torn
@@ -64,6 +71,8 @@ class _Worker:
     answered: int = 0
     last_progress: float = 0.0
     pid: int | None = field(default=None)
+    owner: object | None = None  # the `run` call that holds this worker
+    served: int = 0  # jobs done for its current owner (a worker is handed on only after one)
 
 
 def _shutdown(workers: list[_Worker]) -> None:
@@ -98,15 +107,18 @@ class WorkerPool:
         config: "VerifierConfig",
         n_workers: int,
         hard_limit_ms: int,
+        spare: int = 0,
     ):
         if n_workers < 1:
             raise ValueError(f"WorkerPool needs at least one worker, got {n_workers}")
         self.backend_paths = list(backend_paths)
         self.config = config
         self.n_workers = n_workers
+        self.spare = max(0, spare)
         self.hard_limit_s = hard_limit_ms / 1000.0
         self._workers: list[_Worker] = []
-        self._lock = threading.Lock()
+        self._cond = threading.Condition()  # guards worker ownership, spawning and the waiting line
+        self._waiting: deque = deque()  # calls waiting for a worker, longest first
         self._next_batch = 0
         self._closed = False
         self.counters = {"workers_started": 0, "killed_timeout": 0, "died": 0, "retried": 0}
@@ -148,6 +160,10 @@ class WorkerPool:
         return w
 
     def _discard(self, w: _Worker) -> None:
+        with self._cond:
+            self._discard_locked(w)
+
+    def _discard_locked(self, w: _Worker) -> None:
         try:
             if w.proc.poll() is None:
                 w.proc.kill()
@@ -169,18 +185,52 @@ class WorkerPool:
         stage: Sequence[int] | None = None,
     ) -> list[list[Verdict]]:
         """Answer every check of every task with the backends `stage` (indices into
-        backend_paths; default all, in order)."""
+        backend_paths; default all, in order). Safe to call from several threads at once."""
         stage = tuple(range(len(self.backend_paths))) if stage is None else tuple(stage)
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("WorkerPool is closed")
-            try:
-                return self._run(tasks, timeout_ms, stage)
-            except BaseException:  # a setup failure or an interrupt: leave no half-busy worker
-                _shutdown(self._workers)
-                raise
+        if self._closed:
+            raise RuntimeError("WorkerPool is closed")
+        me = object()
+        try:
+            return self._run(tasks, timeout_ms, stage, me)
+        except BaseException:  # a setup failure or an interrupt: leave no half-busy worker of ours
+            for w in [w for w in self._workers if w.owner is me]:
+                self._discard(w)
+            raise
+        finally:
+            with self._cond:
+                if me in self._waiting:
+                    self._waiting.remove(me)
+                for w in self._workers:
+                    if w.owner is me:
+                        self._release(w)
+                self._cond.notify_all()
 
-    def _run(self, tasks, timeout_ms: int, stage: tuple[int, ...]) -> list[list[Verdict]]:
+    # ------------------------------------------------------------------ sharing
+    def _release(self, w: _Worker) -> None:
+        """(under _cond) Give an idle worker to the longest-waiting call, or back to the pool."""
+        w.owner = self._waiting.popleft() if self._waiting else None
+        w.served = 0
+
+    def _acquire(self, me: object, want: int) -> list[_Worker]:
+        """(under _cond) Workers handed to `me`, free ones (when nobody waits longer), and new ones
+        (up to n_workers, or n_workers + spare while every worker is busy): at most `want` more."""
+        got = [w for w in self._workers if w.owner is me and w.job is None]
+        for w in self._workers:
+            if len(got) >= want:
+                break
+            if w.owner is None and (not self._waiting or self._waiting[0] is me):
+                w.owner, w.served = me, 0
+                got.append(w)
+        limit = self.n_workers
+        if not any(w.owner is me for w in self._workers) and all(w.owner is not None for w in self._workers):
+            limit += self.spare  # every worker is busy for other calls and we have none
+        while len(got) < want and len(self._workers) < limit and not self._closed:
+            w = self._spawn()
+            w.owner = me
+            got.append(w)
+        return got
+
+    def _run(self, tasks, timeout_ms: int, stage: tuple[int, ...], me: object) -> list[list[Verdict]]:
         results: list[list[Verdict | None]] = [[None] * len(items) for items in tasks]
         pending: deque[_Job] = deque(
             _Job(t, list(range(len(items)))) for t, items in enumerate(tasks) if items)
@@ -208,21 +258,46 @@ class WorkerPool:
                         if v is None:
                             verdicts[i] = unknown("verifier closed before this check ran")
                 return results  # type: ignore[return-value]
-            # hand jobs to idle workers; start workers up to n while there is work
-            for w in list(self._workers):
-                if pending and w.ready and w.job is None:
-                    self._dispatch(w, pending.popleft(), tasks, timeout_ms, stage, pending, results)
-            while pending and len(self._workers) < self.n_workers and not self._closed:  # all at once
-                self._spawn()
-            active = [w for w in self._workers if w.job is not None or not w.ready]
-            if not pending and not any(w.job is not None for w in self._workers):
-                break
-            if not active:  # pragma: no cover - defensive: work left but no worker to do it
-                if not self._closed:
-                    self._spawn()
+            to_send = []
+            with self._cond:
+                mine = [w for w in self._workers if w.owner is me]
+                idle = [w for w in mine if w.ready and w.job is None]
+                starved = bool(self._waiting) and self._waiting[0] is not me
+                if starved and any(w.served for w in idle):  # a call with no worker waits: it gets
+                    for w in [w for w in idle if w.served]:  # the idle ones we have used first
+                        self._release(w)
+                    idle = [w for w in idle if w.owner is me]
+                    self._cond.notify_all()
+                if pending:
+                    starting = sum(1 for w in mine if not w.ready)
+                    want = len(pending) - starting
+                    if len(idle) < want:
+                        idle = [w for w in self._acquire(me, want) if w.ready and w.job is None]
+                while idle and pending:
+                    to_send.append((idle.pop(), pending.popleft()))
+                for w in idle:  # idle and not needed
+                    self._release(w)
+                    self._cond.notify_all()
+                mine = [w for w in self._workers if w.owner is me]
+                active = [w for w in mine if w.job is not None or not w.ready]
+                if not pending and not to_send and not active:
+                    break
+                if not active and not to_send:  # work left but no worker: wait in line for one
+                    if me not in self._waiting:
+                        self._waiting.append(me)
+                    self._cond.wait(0.05)
+                    continue
+                if me in self._waiting:
+                    self._waiting.remove(me)
+            for w, job in to_send:  # outside the lock: these workers are ours alone
+                self._dispatch(w, job, tasks, timeout_ms, stage, pending, results)
+            active = [w for w in self._workers if w.owner is me and (w.job is not None or not w.ready)]
+            if not active:
                 continue
             now = time.monotonic()
             deadline = min(self._deadline(w) for w in active)
+            if pending:  # a worker may be handed to us meanwhile
+                deadline = min(deadline, now + 0.05)
             mp_wait([w.conn for w in active], timeout=max(0.0, deadline - now))
             for w in active:
                 dead = False
@@ -275,6 +350,7 @@ class WorkerPool:
     def _dispatch(self, w: _Worker, job: _Job, tasks, timeout_ms: int, stage, pending: deque,
                   results) -> None:
         items = tasks[job.task]
+        w.served += 1
         self._next_batch += 1
         w.batch_id, w.job, w.answered = self._next_batch, job, 0
         try:

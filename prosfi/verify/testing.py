@@ -4,6 +4,7 @@ They are selected like any custom backend, by path: `--backends prosfi.verify.te
 Their answers are trivially sound: `valid` only when the conclusion is literally one of the
 premises, otherwise `unknown`. The conclusion's predicate name picks a fault:
   Hang     sleep far past any time limit (only the pool's kill can end the check)
+  Slow     take the whole time limit, then `unknown` (a hard check that ends at its own timeout)
   Crash    the worker process exits abruptly (os._exit)
   Raise    the backend raises an exception
 """
@@ -31,6 +32,9 @@ class FaultBackend(Backend):
         fault = concl.name if isinstance(concl, Pred) else None
         if fault == "Hang":
             time.sleep(3600)
+        elif fault == "Slow":
+            time.sleep(timeout_ms / 1000.0)
+            return unknown(f"fault: slow, no answer within {timeout_ms} ms", self.name)
         elif fault == "Crash":
             os._exit(3)
         elif fault == "Raise":

@@ -447,7 +447,7 @@ class Verifier:
                 from prosfi.verify.pool import WorkerPool
 
                 pool = WorkerPool([s.path for s in self._worker_specs], self.config,
-                                  self.config.workers, self._hard_limit_ms)
+                                  self.config.workers, self._hard_limit_ms, spare=self.config.spare_workers)
                 self._resources["pool"] = pool
             return pool
 

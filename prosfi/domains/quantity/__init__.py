@@ -15,6 +15,7 @@ from typing import Any
 from prosfi.chain import ChainConfig, ChainResult
 from prosfi.data.problem import Problem
 from prosfi.domains.base import Domain
+from prosfi.data import quant_gold
 from prosfi.domains.quantity import gold
 from prosfi.domains.quantity.answer import (QuantityAnswer, answer_tolerance, gold_value, matches, read_answer,
                                             read_in)
@@ -24,8 +25,7 @@ from prosfi.domains.quantity.perturbations import perturbations
 from prosfi.domains.quantity.prompts import SYSTEM_PROMPT, answer_text, render_completion, user_prompt
 from prosfi.domains.quantity.steps import QuantityStep, claimed_value, parse_steps
 from prosfi.quant.grounding import ALLOWED_CONSTANTS
-from prosfi.trace.extract import completion_text, extract_blocks
-from prosfi.trace.schema import MAX_REASONS, ParsedTrace, Trace
+from prosfi.trace.schema import ParsedTrace, parse_trace
 
 
 
@@ -36,20 +36,7 @@ class QuantityDomain(Domain):
     step_grounding = False  # the PRM tools' CSP groundedness is defined over logic steps
 
     def parse_trace(self, problem: Problem, completion: Any) -> ParsedTrace:
-        try:
-            text = completion_text(completion)
-        except TypeError as exc:
-            return ParsedTrace(None, str(exc))
-        extraction = extract_blocks(text)
-        if not extraction.ok:
-            return ParsedTrace(None, extraction.reason)
-        blocks = extraction.blocks
-        steps, errors = parse_steps(blocks.steps, [str(g.get("id")) for g in problem.givens])
-        if errors:
-            more = len(errors) - MAX_REASONS
-            reason = "; ".join(errors[:MAX_REASONS]) + (f"; and {more} more" if more > 0 else "")
-            return ParsedTrace(None, reason, answer=blocks.answer)
-        return ParsedTrace(Trace(blocks.think, steps, blocks.answer), answer=blocks.answer)
+        return parse_trace(completion, [str(g.get("id")) for g in problem.givens], parse_steps)
 
     def as_step(self, raw: Any) -> QuantityStep:
         if isinstance(raw, QuantityStep):
@@ -124,6 +111,8 @@ class QuantityDomain(Domain):
                 tuple((str(g.get("id")), str(g.get("value")), str(g.get("unit") or "")) for g in problem.givens),
                 str(answer.get("value")), str(answer.get("unit") or ""))
 
+
+quant_gold.use_chain_rules(QuantityDomain())  # gold chains are built and kept under these rules
 
 __all__ = ["ALLOWED_CONSTANTS", "DEFAULT_RULES", "DIMENSION", "GROUNDING_GUARDS", "SYSTEM_PROMPT", "QuantityAnswer",
            "QuantityChainCheck", "QuantityDomain", "QuantityRules", "QuantityState", "QuantityStep",
