@@ -85,6 +85,8 @@ def test_recipe_stops_before_grpo_when_the_warm_up_rarely_writes_the_format(tiny
 def test_min_format_rate_outside_0_1_is_refused(tmp_path, capsys):
     from test_train_run import _recipe
 
+    (tmp_path / "model").mkdir()  # a model folder, so the refusal is about the rate (paths are checked first)
+    (tmp_path / "model" / "config.json").write_text("{}")
     recipe = _recipe(tmp_path, tmp_path / "model", sft_min_format_rate=1.5)
     assert prosfi_main(["train", recipe, "--dry-run"]) == 2
     assert "sft_min_format_rate" in capsys.readouterr().err
