@@ -123,7 +123,7 @@ def concepts(context: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _mentions_word(context: str, words: tuple[str, ...]) -> bool:
+def mentions_word(context: str, words: tuple[str, ...]) -> bool:
     low = context.lower()
     return any(re.search(_word_pattern(w), low) for w in words)
 
@@ -150,7 +150,7 @@ def licensed_factors(context: str) -> frozenset[Fraction]:
     unit factors it gives context for (each with its reciprocal)."""
     out = set()
     for value, words in MULTIPLE_WORDS.items():
-        if _mentions_word(context, words):
+        if mentions_word(context, words):
             out.update((value, 1 / value))
     for value in CONSTANT_CONTEXT:
         if allowed_constant(value, context):
@@ -163,7 +163,7 @@ def _word_multiples(context: str) -> frozenset[Fraction]:
     """One stated multiple f, as it reads: f, 1 + f, 1 - f ("half as many more") and their reciprocals."""
     out = set()
     for value, words in MULTIPLE_WORDS.items():
-        if _mentions_word(context, words):
+        if mentions_word(context, words):
             for m in (value, 1 + value, abs(1 - value)):
                 if m:
                     out.update((m, 1 / m))
@@ -205,7 +205,7 @@ def is_licensed_multiple(value: float | Fraction, context: str) -> bool:
 
 def is_licensed_offset(value: float | Fraction, context: str) -> bool:
     """May a step add `value` to its one input: a word states it (`OFFSET_WORDS`: "one more", "herself")."""
-    return any(abs(float(value) - float(offset)) <= 1e-9 and _mentions_word(context, words)
+    return any(abs(float(value) - float(offset)) <= 1e-9 and mentions_word(context, words)
                for offset, words in OFFSET_WORDS.items())
 
 
@@ -239,6 +239,6 @@ def _show(x: Fraction) -> str:
 
 
 __all__ = ["ALLOWED_CONSTANTS", "CONCEPT_WORDS", "CONSTANT_CONTEXT", "MAX_FACTORS", "MULTIPLE_WORDS", "OFFSET_WORDS",
-           "is_licensed_offset",
+           "is_licensed_offset", "mentions_word",
            "allowed_constant", "concepts", "constants_table", "is_licensed_multiple", "licensed_factors",
            "multiple_word"]

@@ -37,7 +37,7 @@ from prosfi.quant.check import compute
 from prosfi.quant.evaluate import CONSTANTS
 from prosfi.quant.expr import BinOp, Call, Expr, Name, Num, Unary, fraction_literals
 from prosfi.quant.grounding import (ALLOWED_CONSTANTS, allowed_constant, is_licensed_multiple, is_licensed_offset,
-                                    multiple_word)
+                                    mentions_word, multiple_word)
 from prosfi.quant.tolerance import _rel_ok
 from prosfi.quant.units import Value, format_number, format_value, parse_number, unit_info
 
@@ -445,19 +445,12 @@ class QuantityChainCheck:
         trials: tuple[Value | None, ...] = ()
         if rules.trials:
             # where several givens share a number, every reading must pass: never guess which one it is
-            strict = True
-            flags = []
             for literals, trial_literals in bindings or [(None, [None] * rules.trials)]:
                 values = self._trial_values(step, expr, refs, g, index, earlier, trial_literals)
                 why, guard = self._dependence(i, step, expr, true, values, g, earlier)
                 if why:
-                    if strict:
-                        return res(REJECTED, why, guard)
-                    flags.append((why, guard))
-                elif not trials:
-                    trials = values
-            if not trials:
-                return res(REJECTED, *flags[0])
+                    return res(REJECTED, why, guard)
+                trials = trials or values  # later steps are re-evaluated with the first reading
         return _Step(QuantityStepResult(step.id, "valid", "", backend="quant"), true, trials)
 
     def _compute(self, step: QuantityStep, expr: Expr | None, env: dict[str, Value],
@@ -637,7 +630,7 @@ class QuantityChainCheck:
         """`(g1 + g2 + g3) / 3` for an average: a divisor equal to the number of terms it divides, where the
         problem asks for an average or a mean."""
         if node.op != "/" or len(lits) != 1 or not isinstance(node.right, Num) or \
-                not _mentions(g.context, ("average", "mean")):
+                not mentions_word(g.context, ("average", "mean")):
             return False
         if not (isinstance(node.left, BinOp) and node.left.op in ("+", "-")):
             return False
@@ -899,20 +892,6 @@ def _affine(base: Value, values: tuple, true: Value, trials: tuple, live: list[i
     return slope, offset
 
 
-def _ratio(a: Any, b: Any) -> float | None:
-    try:
-        return float(a) / float(b)
-    except (ZeroDivisionError, OverflowError):
-        return None
-
-
-def _diff(a: Any, b: Any) -> float | None:
-    try:
-        return float(a) - float(b)
-    except OverflowError:
-        return None
-
-
 def _licensed(ratio: float, context: str, has_pi: bool) -> bool:
     """Is a constant ratio stated: -1 (a sign), a licensed multiple, or with `pi`/`e` in the step a formula's
     constant (2π, π/4, e²: a licensed multiple or one of 2, 4 and their reciprocals times π^k or e^k)."""
@@ -947,23 +926,8 @@ def _counted(node: Expr, env: dict, literals: dict | None) -> bool:
         return True
 
 
-def _formula(node: Expr, env: dict) -> bool:
-    """Is a product a physics or geometry formula (a power, a root, a transcendental function, `pi`/`e`), whose
-    literal factors (0.5 * m * v ** 2, 2 * pi * r) are the formula's, not counts?"""
-    return any(isinstance(n, Call) and n.func in ("sqrt", "cbrt", "exp", "log", "ln", "sin", "cos", "tan", "hypot")
-               or isinstance(n, BinOp) and n.op == "**" or isinstance(n, Name) and n.id in CONSTANTS
-               and n.id not in env for n in node.walk())
-
-
 _FORMULA = (Fraction(2), Fraction(1, 2))  # a physics or geometry formula's own constants (0.5 m v^2, 2 a d)
 _EXPONENTS = (Fraction(2), Fraction(3), Fraction(1, 2), Fraction(1, 3), Fraction(-1), Fraction(-2))
-
-
-def _mentions(context: str, words: tuple[str, ...]) -> bool:
-    import re
-
-    low = context.lower()
-    return any(re.search(rf"(?<![a-z]){w}", low) for w in words)
 
 
 def _pi_only(node: Expr) -> bool:
