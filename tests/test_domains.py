@@ -126,6 +126,27 @@ def test_quantity_domain_does_every_job_of_the_interface():
     assert d.parse_trace(QTY, "no blocks").reason == "missing </think>"
 
 
+def test_the_system_prompt_states_the_rules_a_recipe_sets(tmp_path):
+    """A recipe's `chain_quantity_max_ops` reaches the prompt the policy is trained and evaluated with, not
+    only the checker: the prompt never promises a limit the checker does not enforce."""
+    import yaml
+
+    from prosfi.eval import build_prompts
+    from prosfi.eval.cli import prompt_settings
+    from prosfi.train.rows import grpo_dataset
+
+    three = ChainConfig(quantity_max_ops=3)
+    rows = dprompts.prompt_rows([PQA, QTY], chain=three)
+    assert rows[0]["prompt"][0]["content"] == prompts.SYSTEM_PROMPT  # logic states no quantity rule
+    assert "At most 3 operations per step" in rows[1]["prompt"][0]["content"]
+    assert "At most 3 operations" not in dprompts.prompt_rows([QTY])[0]["prompt"][0]["content"]
+    assert domain_for(QTY).prompt_for(ChainConfig()) == domain_for(QTY).system_prompt  # unchanged rules
+    assert "At most 3 operations" in grpo_dataset([QTY], chain=three)[0]["prompt"][0]["content"]
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(yaml.safe_dump({"dataset": "physics", "chain_quantity_max_ops": 3}))
+    assert "At most 3 operations" in build_prompts([QTY], prompt_settings(str(recipe)))[0][0]["content"]
+
+
 def test_quantity_prompt_rows_and_sft_rows_go_through_the_domain(verifier):
     rows = dprompts.prompt_rows([PQA, QTY])
     assert rows[0]["prompt"][0]["content"] == prompts.SYSTEM_PROMPT  # logic keeps its prompt

@@ -4,6 +4,7 @@ evaluation folders, and eval curves during a (two-step) training run."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,21 @@ def test_prompts_follow_the_recipe(tmp_path):
     settings = prompt_settings(str(recipe))
     messages = build_prompts(load_source("kk:2", count=1).problems, settings)[0]
     assert messages[0] == {"role": "system", "content": "Be brief."} and messages[-1]["role"] == "user"
+
+
+def test_reading_a_recipe_prints_nothing_on_stdout(tmp_path):
+    """`eval --recipe` prints its table on stdout: the libraries a recipe imports must not print there
+    (transformers announces WANDB_MODE=offline with a print on import); a fresh process, so nothing is
+    imported yet."""
+    import subprocess
+    import sys
+
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(yaml.safe_dump({"system_prompt": "Be brief.", "dataset": "kk"}))
+    code = f"from prosfi.eval.cli import prompt_settings; prompt_settings({str(recipe)!r})"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**os.environ, "WANDB_MODE": "offline"})
+    assert proc.stdout == ""
 
 
 def test_held_out_warning(tmp_path, capsys):

@@ -161,7 +161,9 @@ def scratch(tmp_path_factory):
 def _param(block: Block):
     """A block that trains a model for real (`prosfi sft`, the PRM quick start) is marked `slow`."""
     slow = any(part.strip().startswith(SLOW_COMMANDS) for _, line in block.commands for part in line.split("&&"))
-    return pytest.param(block, id=block.name, marks=[pytest.mark.slow] if slow else [])
+    # the blocks of one file share its scratch folder: under pytest-xdist they run on one worker, in order
+    marks = [pytest.mark.xdist_group(block.doc.name), *([pytest.mark.slow] if slow else [])]
+    return pytest.param(block, id=block.name, marks=marks)
 
 
 @pytest.mark.parametrize("block", [_param(b) for b in BLOCKS])

@@ -39,6 +39,12 @@ class Domain:
     # the PRM tools' groundedness (CSP twins, natural negatives: `prosfi.prm.ground`) is defined for its steps
     step_grounding: bool = False
 
+    def prompt_for(self, chain: Any = None) -> str:
+        """The system prompt under a chain configuration (`ChainConfig`, e.g. a recipe's `chain_*` keys): a
+        domain whose prompt states limits the configuration can change renders them from it, so the prompt
+        never promises what the checker rejects. By default the fixed `system_prompt`."""
+        return self.system_prompt
+
     # ------------------------------------------------------------------ the completion
     def parse_trace(self, problem: Problem, completion: Any) -> ParsedTrace:
         """Completion (text or TRL messages) -> its blocks and schema-checked steps, or a format failure

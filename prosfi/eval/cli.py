@@ -135,10 +135,17 @@ def prompt_settings(recipe: str | None):
 
     if not recipe:
         return PromptSettings()
+    import contextlib
+
     from prosfi.train.recipe import resolve
 
-    script = resolve(recipe, [], dry_run=True).script
-    return PromptSettings(script.system_prompt, script.few_shot, script.reward_mode)
+    # resolving imports transformers' integrations, which print "[INFO] Running in WANDB offline mode" when
+    # WANDB_MODE=offline; stdout carries the evaluation's table
+    with contextlib.redirect_stdout(sys.stderr):
+        script = resolve(recipe, [], dry_run=True).script
+    from prosfi.train.config import sub_config
+
+    return PromptSettings(script.system_prompt, script.few_shot, script.reward_mode, sub_config(script, "chain"))
 
 
 def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = None,

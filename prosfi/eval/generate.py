@@ -60,11 +60,13 @@ class Generation:
 
 @dataclass
 class PromptSettings:
-    """How prompts are built: the recipe keys `system_prompt`, `few_shot`, `reward_mode`."""
+    """How prompts are built: the recipe keys `system_prompt`, `few_shot`, `reward_mode`, and its chain rules
+    (`chain`, a `ChainConfig`: a domain's default system prompt states them)."""
 
     system_prompt: str | None = None
     few_shot: int = 0
     reward_mode: str = "prosfi"
+    chain: Any = None
 
 
 def build_prompts(problems: Sequence[Problem], settings: PromptSettings | None = None) -> list[list[dict]]:
@@ -77,7 +79,7 @@ def build_prompts(problems: Sequence[Problem], settings: PromptSettings | None =
 
         rows = prompt_rows(problems, s.system_prompt or DIRECT_LEAN_SYSTEM_PROMPT, 0, user_suffix=direct_lean_prompt)
     else:
-        rows = prompt_rows(problems, s.system_prompt or None, s.few_shot)  # None: each problem's domain prompt
+        rows = prompt_rows(problems, s.system_prompt or None, s.few_shot, chain=s.chain)  # None: the domain's
     return [r["prompt"] for r in rows]
 
 

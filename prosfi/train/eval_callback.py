@@ -145,7 +145,7 @@ def from_script(script: Any, training: Any, verifier) -> EvalCallback | None:
         every = max(1, math.ceil(every * max(training.max_steps, 1)))
     return EvalCallback(
         problems, int(every), verifier,
-        PromptSettings(script.system_prompt, script.few_shot, script.reward_mode),
+        PromptSettings(script.system_prompt, script.few_shot, script.reward_mode, sub_config(script, "chain")),
         max_new_tokens=training.max_completion_length or 256,
         batch_size=max(1, training.per_device_eval_batch_size or 8),
         reward_config=sub_config(script, "reward"), chain_config=sub_config(script, "chain"),

@@ -160,6 +160,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     from accelerate import PartialState
     from trl import GRPOTrainer, get_peft_config
 
+    from prosfi.train.config import sub_config
     from prosfi.train.console import install as install_console
     from prosfi.train.console import is_ratio_band
     from prosfi.train.interrupt import GracefulStop, Interrupted
@@ -228,7 +229,8 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
 
         held_out, eval_before = _held_out_before(heldout, plan, script, training, verifier, model_path)
         problems = from_script_args(script)
-        dataset = grpo_dataset(problems, script.system_prompt, script.few_shot, script.reward_mode)
+        dataset = grpo_dataset(problems, script.system_prompt, script.few_shot, script.reward_mode,
+                               chain=sub_config(script, "chain"))
         training.model_init_kwargs = _init_kwargs(model_args, training)
         metrics_path = out / "metrics.jsonl"
         if PartialState().is_main_process:  # appended to, never truncated: the marker starts this run's rows

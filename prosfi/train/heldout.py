@@ -89,8 +89,9 @@ def evaluate_policy(model: Any, tokenizer: Any, problems: list, script: Any, tra
 
 def generate(model: Any, tokenizer: Any, problems: list, script: Any, training: Any) -> list | None:
     from prosfi.eval import GenerationConfig, PromptSettings
+    from prosfi.train.config import sub_config
 
-    settings = PromptSettings(script.system_prompt, script.few_shot, script.reward_mode)
+    settings = PromptSettings(script.system_prompt, script.few_shot, script.reward_mode, sub_config(script, "chain"))
     config = GenerationConfig(n=1, temperature=0.0, max_new_tokens=training.max_completion_length or 256,
                               batch_size=max(1, script.eval_batch_size))
     return generate_on_every_rank(problems, model, tokenizer, config, settings)

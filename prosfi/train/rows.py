@@ -11,13 +11,14 @@ from typing import Any
 from prosfi.data.problem import Problem
 
 
-def _prompt_kwargs(system_prompt: str | None, few_shot: int) -> dict[str, Any]:
-    return {"few_shot": few_shot, **({"system_prompt": system_prompt} if system_prompt else {})}
+def _prompt_kwargs(system_prompt: str | None, few_shot: int, chain: Any = None) -> dict[str, Any]:
+    return {"few_shot": few_shot, "chain": chain, **({"system_prompt": system_prompt} if system_prompt else {})}
 
 
 def grpo_dataset(problems: Sequence[Problem], system_prompt: str | None = None, few_shot: int = 0,
-                 reward_mode: str = "prosfi"):
-    """`datasets.Dataset` with `prompt` (conversational) and `problem` (JSON) columns.
+                 reward_mode: str = "prosfi", chain: Any = None):
+    """`datasets.Dataset` with `prompt` (conversational) and `problem` (JSON) columns; `chain` (the run's
+    `ChainConfig`) renders the rules a domain's system prompt states.
 
     With `reward_mode="direct_lean"` the prompt asks for a Lean proof instead of steps: the
     direct-Lean system prompt (unless one is given) and each problem's Lean statement."""
@@ -31,11 +32,11 @@ def grpo_dataset(problems: Sequence[Problem], system_prompt: str | None = None, 
                              "reward_mode: direct_lean")
         return build_dataset(list(problems), system_prompt or DIRECT_LEAN_SYSTEM_PROMPT,
                              user_suffix=direct_lean_prompt)
-    return build_dataset(list(problems), **_prompt_kwargs(system_prompt, few_shot))
+    return build_dataset(list(problems), **_prompt_kwargs(system_prompt, few_shot, chain))
 
 
 def sft_dataset(problems: Sequence[Problem], verifier: Any = None, system_prompt: str | None = None,
-                few_shot: int = 0, sloppy_fraction: float = 0.0, seed: int = 0):
+                few_shot: int = 0, sloppy_fraction: float = 0.0, seed: int = 0, chain: Any = None):
     """Prompt-completion rows on the gold traces of `problems` (problems without one are skipped).
 
     `sloppy_fraction` of them (chosen with `seed`) get `gold.sloppy_completion` instead: same answer,
@@ -56,7 +57,7 @@ def sft_dataset(problems: Sequence[Problem], verifier: Any = None, system_prompt
         if completion and i in sloppy:
             completion = domain.sloppy_completion(problem)
         if completion:
-            rows.append(to_sft_row(problem, completion, system_prompt=system_prompt, few_shot=few_shot))
+            rows.append(to_sft_row(problem, completion, system_prompt=system_prompt, few_shot=few_shot, chain=chain))
     if not rows:
         raise ValueError("no gold traces could be built for the SFT set")
     return Dataset.from_list(rows)

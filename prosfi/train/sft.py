@@ -57,6 +57,7 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
     """Train on gold traces of a problem set disjoint from GRPO's; return the model directory."""
     from trl import SFTTrainer, get_peft_config
 
+    from prosfi.train.config import sub_config
     from prosfi.train.rows import sft_dataset
     from prosfi.train.stages import end_stage, release_memory, wandb_run
 
@@ -65,7 +66,8 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
         return str(out)
     problems = sft_problems(script)
     dataset = sft_dataset(problems, verifier=verifier, system_prompt=script.system_prompt, few_shot=script.few_shot,
-                          sloppy_fraction=getattr(script, "sft_sloppy_fraction", 0.0), seed=training.seed)
+                          sloppy_fraction=getattr(script, "sft_sloppy_fraction", 0.0), seed=training.seed,
+                          chain=sub_config(script, "chain"))
     args = sft_config(script, training)
     args.model_init_kwargs = model_init_kwargs(model_args)
     trainer = SFTTrainer(

@@ -13,16 +13,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from prosfi.chain import ChainConfig, ChainResult
+from prosfi.data import quant_gold
 from prosfi.data.problem import Problem
 from prosfi.domains.base import Domain
-from prosfi.data import quant_gold
 from prosfi.domains.quantity import gold
 from prosfi.domains.quantity.answer import (QuantityAnswer, answer_tolerance, gold_value, matches, read_answer,
                                             read_in)
 from prosfi.domains.quantity.chain import (DEFAULT_RULES, DIMENSION, GROUNDING_GUARDS, QuantityChainCheck,
                                            QuantityRules, QuantityState, QuantityStepResult)
 from prosfi.domains.quantity.perturbations import perturbations
-from prosfi.domains.quantity.prompts import SYSTEM_PROMPT, answer_text, render_completion, user_prompt
+from prosfi.domains.quantity.prompts import (SYSTEM_PROMPT, answer_text, render_completion, system_prompt,
+                                             user_prompt)
 from prosfi.domains.quantity.steps import QuantityStep, claimed_value, parse_steps
 from prosfi.quant.grounding import ALLOWED_CONSTANTS
 from prosfi.trace.schema import ParsedTrace, parse_trace
@@ -34,6 +35,10 @@ class QuantityDomain(Domain):
     kinds = ("quantity",)
     system_prompt = SYSTEM_PROMPT
     step_grounding = False  # the PRM tools' CSP groundedness is defined over logic steps
+
+    def prompt_for(self, chain: Any = None) -> str:
+        rules = chain.quantity_rules(DEFAULT_RULES) if chain is not None else DEFAULT_RULES
+        return self.system_prompt if rules is DEFAULT_RULES else system_prompt(rules)
 
     def parse_trace(self, problem: Problem, completion: Any) -> ParsedTrace:
         return parse_trace(completion, [str(g.get("id")) for g in problem.givens], parse_steps)
