@@ -39,6 +39,8 @@ class _Timings:
 
     def pytest_runtest_logreport(self, report):
         self.seconds[report.nodeid] += report.duration
+        if "slow" in report.keywords:  # under pytest-xdist the controller collects nothing: read the reports
+            self.slow.add(report.nodeid)
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
             self.outcomes[report.outcome] += 1
 

@@ -39,6 +39,14 @@ def _missing_train(exc: BaseException | None, text: str = "") -> bool:
                                       for m in TRAIN_MODULES)
 
 
+MAX_WORKERS = 4  # `-n auto` (pyproject addopts): more processes than this only add memory and contention
+
+
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: one worker per core, at most MAX_WORKERS (several tests start two training processes)."""
+    return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
     outcome = yield
