@@ -2,8 +2,9 @@
 
 The hot path of reward computation. In the calling process it parses (cached by text), looks
 the check up in the verdict cache (alpha-normalised, premise names ignored), merges duplicate
-checks of one batch, checks the signature and runs the exact truth tables (`ground`). What is
-left goes to the worker pool in chunks that keep one problem's checks together (each worker
+checks of one batch, checks the signature and runs the exact truth tables (`ground`), then ground
+Herbrand instances for a proof and small domains for a countermodel (`herbrand`, `ground.countermodel`).
+What is left goes to the worker pool in chunks that keep one problem's checks together (each worker
 keeps one incremental Z3 solver). Backends that run in the parent (Lean: `in_worker = False`)
 get the checks still undecided after the stage before them, all in one `check_many` call. The
 truth tables run before every backend, whatever the cascade order. Every input gets exactly one
@@ -137,7 +138,8 @@ class Verifier:
     def response_bound_ms(self) -> float:
         """The documented wall-clock bound on one check (`check([e])`) once the workers have started:
         the worker backends' hard limit, plus each parent backend's own limit (Lean's timeout_s),
-        plus the truth table's budget, plus RESPONSE_MARGIN_MS. Whatever the input."""
+        plus the truth table's budget (shared with the Herbrand stage), plus RESPONSE_MARGIN_MS.
+        Whatever the input."""
         bound = RESPONSE_MARGIN_MS
         if self._worker_specs:
             bound += self._hard_limit_ms
@@ -146,7 +148,7 @@ class Verifier:
 
             lean_s = (self.config.lean or LeanConfig()).timeout_s
             bound += lean_s * 1000.0 if lean_s is not None else self.config.timeout_ms
-        if self.config.truth_table:
+        if self.config.truth_table:  # the tables, the Herbrand proof and the wider countermodels in one
             bound += self.config.truth_table_max_ms
         return bound
 
@@ -206,9 +208,12 @@ class Verifier:
                     verdicts[i] = _answered(checked, t0)
                     continue
                 if self.config.truth_table:
+                    t1 = time.perf_counter()
                     decided = ground.decide([f for _, f in checked[1].premises], checked[1].conclusion,
                                             checked[0], self.config.truth_table_max_atoms,
                                             self.config.truth_table_max_nodes, self.config.truth_table_max_ms)
+                    if decided is None and self.config.herbrand:
+                        decided = self._settle(checked[0], checked[1], t1)
                     if decided is not None:
                         cache.put(key, decided)
                         verdicts[i] = _answered(decided, t0)
@@ -328,6 +333,27 @@ class Verifier:
         if isinstance(signature, str):
             return error(signature)
         return signature, Check(tuple((name, p.formula) for name, p in premises), concl.formula)
+
+    def _settle(self, signature: "Signature", check: Check, since: float) -> Verdict | None:
+        """What the truth tables left: a Herbrand proof, else a countermodel on a small domain
+        (`herbrand.prove`, `ground.countermodel`), in what is left of the truth table's wall-clock
+        budget since `since` (so the documented response bound holds); None: the backends decide."""
+        from prosfi.verify import herbrand
+
+        c = self.config
+        premises = [f for _, f in check.premises]
+        left = c.truth_table_max_ms - (time.perf_counter() - since) * 1000.0
+        if left <= 0:
+            return None
+        proved = herbrand.prove(premises, check.conclusion, signature, c.truth_table_max_atoms,
+                                c.truth_table_max_nodes, left)
+        if proved is not None:
+            return proved
+        left = c.truth_table_max_ms - (time.perf_counter() - since) * 1000.0
+        if left <= 0:
+            return None
+        return ground.countermodel(premises, check.conclusion, signature, c.truth_table_max_atoms,
+                                   c.truth_table_max_nodes, left)
 
     # ------------------------------------------------------------------ deciding
     def _decide(self, items: list[tuple["Signature", Check]]) -> list[Verdict]:
