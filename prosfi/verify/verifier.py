@@ -16,7 +16,6 @@ workers down if you forget.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
 import threading
@@ -27,7 +26,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
-from prosfi.verify import ground
+from prosfi.logic import canonical, check_signature, parse
+from prosfi.logic.errors import FormulaError, SignatureError
+from prosfi.logic.fastparse import Fallback, parse_ast_symbols
+from prosfi.logic.parser import DEFAULT_MAX_DEPTH
+from prosfi.logic.signature import Signature, from_symbols, union
+from prosfi.verify import ground, herbrand
 from prosfi.verify.backend import Backend, Check
 from prosfi.verify.cache import FifoCache, VerdictCache
 from prosfi.verify.cascade import DECISIVE, Cascade, as_backend_answer, merge_unknown
@@ -36,7 +40,6 @@ from prosfi.verify.registry import BackendSpec, resolve
 from prosfi.verify.verdict import Entailment, Status, Verdict, error, unknown
 
 if TYPE_CHECKING:  # pragma: no cover
-    from prosfi.logic.signature import Signature
     from prosfi.verify.pool import WorkerPool
 
 log = logging.getLogger(__name__)
@@ -158,6 +161,8 @@ class Verifier:
 
     async def acheck_many(self, entailments: Sequence[Entailment]) -> list[Verdict]:
         """`check_many` in a thread, so an event loop keeps running while provers work."""
+        import asyncio  # here: importing it costs a one-shot `prosfi check` ~50 ms of CPU
+
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(None, self.check_many, list(entailments))
 
@@ -279,12 +284,19 @@ class Verifier:
         hit = self._parsed.get(text)
         if hit is not None:
             return hit
-        from prosfi.logic import canonical, check_signature, parse
-        from prosfi.logic.errors import FormulaError
-
         try:
-            formula = parse(text, max_chars=self.config.max_formula_chars)
-            result: _Parsed | str = _Parsed(formula, canonical(formula), check_signature([formula]))
+            symbols = None
+            if type(text) is str and len(text) <= self.config.max_formula_chars:
+                try:  # the direct path reads the AST and its symbols at once (what parse + check_signature give)
+                    formula, symbols = parse_ast_symbols(text, DEFAULT_MAX_DEPTH)
+                except (Fallback, RecursionError):
+                    symbols = None
+            if symbols is None:
+                formula = parse(text, max_chars=self.config.max_formula_chars)
+                signature = check_signature([formula])
+            else:
+                signature = from_symbols(symbols)
+            result: _Parsed | str = _Parsed(formula, canonical(formula), signature)
         except FormulaError as exc:
             result = str(exc) or type(exc).__name__
         except RecursionError:  # the parser bounds depth; this is a last line of defence
@@ -322,11 +334,8 @@ class Verifier:
         parts = frozenset([p.signature for _, p in premises] + [concl.signature])
         signature = self._merged.get(parts)
         if signature is None:
-            from prosfi.logic.errors import SignatureError
-            from prosfi.logic.signature import Signature
-
             try:
-                signature = Signature(itertools.chain.from_iterable(s.key for s in parts))
+                signature = union(parts)
             except SignatureError as exc:
                 signature = str(exc)
             self._merged.put(parts, signature)
@@ -338,8 +347,6 @@ class Verifier:
         """What the truth tables left: a Herbrand proof, else a countermodel on a small domain
         (`herbrand.prove`, `ground.countermodel`), in what is left of the truth table's wall-clock
         budget since `since` (so the documented response bound holds); None: the backends decide."""
-        from prosfi.verify import herbrand
-
         c = self.config
         premises = [f for _, f in check.premises]
         left = c.truth_table_max_ms - (time.perf_counter() - since) * 1000.0
