@@ -110,8 +110,9 @@ class _Grounder:
     A ground formula is True, False, an int literal (atom i is i + 1, its negation -(i + 1)), or
     ("&" | "|", [ground formulas])."""
 
-    def __init__(self, terms: list[str], max_nodes: int, deadline: float):
+    def __init__(self, terms: list[str], max_nodes: int, deadline: float, max_atoms: int = 1 << 30):
         self.terms = terms
+        self.max_atoms = max_atoms
         self.left = max(1, max_nodes)
         self.deadline = deadline
         self.atoms: dict[tuple, int] = {}
@@ -120,7 +121,10 @@ class _Grounder:
     def atom(self, key: tuple) -> int:
         i = self.atoms.get(key)
         if i is None:
-            i = self.atoms[key] = len(self.atoms)
+            i = len(self.atoms)
+            if i >= self.max_atoms:  # past the table's reach: stop grounding at once
+                raise OverBudget
+            self.atoms[key] = i
         return i + 1
 
     def term(self, t, env: dict) -> str:
@@ -272,7 +276,7 @@ def prove(premises: Sequence[Formula], conclusion: Formula, signature: "Signatur
     deadline = start + max_ms / 1000.0
     nodes = max_nodes
     for _ in range(MAX_ROUNDS):
-        grounder = _Grounder(terms, nodes, deadline)
+        grounder = _Grounder(terms, nodes, deadline, max_atoms)
         try:
             grounded = []
             for f in forms:
