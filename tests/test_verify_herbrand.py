@@ -100,6 +100,16 @@ def test_budgets_make_both_decline():
     assert ground.countermodel(ps, c, sig, max_atoms=1) is None
 
 
+def test_nested_biconditionals_stay_within_the_budget():
+    """↔ copies both sides into negation normal form (4^depth nodes): 30 nested ones must hit the
+    node budget and decline, not build 10^18 nodes."""
+    f = "P a"
+    for k in range(30):
+        f = f"(Q{k} a ↔ {f})"
+    ps, c, sig = _parsed([f"∀ x, ∃ y, R x y ∧ {f}"], "∃ z, P z")
+    assert herbrand.prove(ps, c, sig) is None
+
+
 # ------------------------------------------------------------------ property: Z3 agrees
 CONSTS = ("a", "b", "c")
 VARS = ("x", "y", "z")

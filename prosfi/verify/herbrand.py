@@ -69,7 +69,12 @@ _TRUE, _FALSE = ("T",), ("B",)
 
 
 def _nnf(f: Formula, positive: bool, ids: list[int]):
-    """`f` (positive) or `¬f` (not positive) in negation normal form; every ∃ gets its own id."""
+    """`f` (positive) or `¬f` (not positive) in negation normal form; every ∃ gets its own id
+    (`ids[0]` counts them). `ids[1]` is the node budget left: ↔ and ⊕ copy both sides, so nested
+    ones grow exponentially; past it, OverBudget."""
+    ids[1] -= 1
+    if ids[1] < 0:
+        raise OverBudget
     kind = type(f)
     if kind is Pred:
         return ("P", f.name, f.args, positive)
@@ -267,14 +272,14 @@ def prove(premises: Sequence[Formula], conclusion: Formula, signature: "Signatur
     symbols = signature.key
     if any(s.role == "func" for s in symbols):
         return None
-    ids = [0]
+    ids = [0, max_nodes]
     try:
         forms = [_nnf(p, True, ids) for p in premises] + [_nnf(conclusion, False, ids)]
-    except RecursionError:
+    except (RecursionError, OverBudget):
         return None
     terms = [s.name for s in symbols if s.role == "const"] or [_ANON]
     deadline = start + max_ms / 1000.0
-    nodes = max_nodes
+    nodes = ids[1]
     for _ in range(MAX_ROUNDS):
         grounder = _Grounder(terms, nodes, deadline, max_atoms)
         try:
