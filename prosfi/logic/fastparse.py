@@ -226,6 +226,19 @@ def _tokens(text: str) -> list[tuple[str, str]]:
 def _build():
     from prosfi.logic.ast import And, Const, Eq, Exists, Fn, Forall, Iff, Implies, Not, Or, Pred, Var
     from prosfi.logic.keywords import CONNECTIVES
+    from prosfi.logic.signature import Symbol
+
+    # Leaves are immutable and compared by value: one node per name serves every formula (a batch
+    # names the same few constants and variables thousands of times). Bounded: cleared when full.
+    leaves: dict[tuple[type, str], object] = {}
+
+    def leaf(kind: type, name: str):
+        node = leaves.get((kind, name))
+        if node is None:
+            if len(leaves) >= 65536:
+                leaves.clear()
+            node = leaves[(kind, name)] = kind(name)
+        return node
 
     binary = {"∧": (35, 35, And), "∨": (30, 30, Or), "→": (25, 25, Implies), "↔": (20, 21, Iff)}
 
@@ -235,16 +248,17 @@ def _build():
         def __init__(self, tokens):
             self.tokens, self.i, self.depth = tokens, 0, 0
             self.bound: dict[str, int] = {}  # bound variable -> how many binders bind it here
-            # name -> (role, arity) of every symbol read, so the verifier needs no second walk for the
-            # signature; `clash` when one name came with two (check_signature then words the error)
-            self.symbols: dict[str, tuple[str, int]] = {}
+            # name -> Symbol of every symbol read, so the verifier needs no second walk for the
+            # signature; `clash` when one name came with two roles or arities (check_signature then
+            # words the error)
+            self.symbols: dict[str, Symbol] = {}
             self.clash = False
 
         def note(self, name: str, role: str, arity: int) -> None:
             seen = self.symbols.get(name)
             if seen is None:
-                self.symbols[name] = (role, arity)
-            elif seen[0] != role or seen[1] != arity:
+                self.symbols[name] = Symbol(name, role, arity)
+            elif seen[1] != role or seen[2] != arity:
                 self.clash = True
 
         def formula(self, minimum: int = 0):
@@ -365,12 +379,12 @@ def _build():
             if name in self.bound:
                 if args:
                     raise Fallback
-                return Var(name)
+                return leaf(Var, name)
             if args:
                 self.note(name, "func", len(args))
                 return Fn(name, args)
             self.note(name, "const", 0)
-            return Const(name)
+            return leaf(Const, name)
 
         def binders(self):
             out = []
@@ -439,8 +453,8 @@ def parse_ast(text: str, max_depth: int):
 
 
 def parse_ast_symbols(text: str, max_depth: int):
-    """(AST, its symbols as {name: (role, arity)}) in one reading, the symbols None when a name comes
-    with two roles or arities (`check_signature` then says which); or Fallback, as `parse_ast`."""
+    """(AST, its symbols as {name: Symbol}) in one reading, the symbols None when a name comes with
+    two roles or arities (`check_signature` then says which); or Fallback, as `parse_ast`."""
     node, parser = _run(text, max_depth)
     return node, None if parser.clash else parser.symbols
 

@@ -154,9 +154,10 @@ def union(signatures: Iterable[Signature]) -> Signature:
     return _from_table(table)
 
 
-def from_symbols(symbols: dict[str, tuple[str, int]]) -> Signature:
-    """The Signature of {name: (role, arity)} as the fast parser collects it (already free of clashes)."""
-    return _from_table({name: Symbol(name, role, arity) for name, (role, arity) in symbols.items()})
+def from_symbols(symbols: dict[str, Symbol]) -> Signature:
+    """The Signature of {name: Symbol} as the fast parser collects it (already free of clashes; the
+    Signature keeps the dict)."""
+    return _from_table(symbols)
 
 
 def _from_table(table: dict[str, Symbol]) -> Signature:
