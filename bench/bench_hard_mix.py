@@ -1,7 +1,8 @@
 """The verifier at the limit: a hard mix of distinct first-order checks (a third need Z3), `prosfi check`'s path against a
 naive loop, CPU time of each measured in the same run (not a test).
 
-    python bench/bench_hard_mix.py [--checks 4978] [--seed 0] [--workers 2] [--no-herbrand] [--cli] [--json]
+    python bench/bench_hard_mix.py [--checks 4978] [--seed 0] [--workers 2] [--no-herbrand] [--cli]
+                                   [--json]
 
 The mix (`generate`): every check distinct (no cache can help), shaped like GRPO steps on first-order
 problems — ProverQA-style rule chains over several constants (`∀ x, P x → Q x`, conjunctive and
@@ -135,7 +136,8 @@ def run_naive(lines: list[dict], timeout_ms: int) -> list[str]:
     return out
 
 
-def run_prosfi(lines: list[dict], workers: int, timeout_ms: int, herbrand: bool = True) -> tuple[list[str], dict]:
+def run_prosfi(lines: list[dict], workers: int, timeout_ms: int,
+               herbrand: bool = True) -> tuple[list[str], dict]:
     """The verdicts, and who decided them (`decided_by`, the pool's `workers_started`)."""
     from prosfi.verify.verdict import Entailment
     from prosfi.verify.verifier import Verifier
@@ -150,7 +152,8 @@ def run_prosfi(lines: list[dict], workers: int, timeout_ms: int, herbrand: bool 
                  "workers_started": stats.get("pool", {}).get("workers_started", 0)}
 
 
-def run_cli(lines: list[dict], workers: int, timeout_ms: int, herbrand: bool = True) -> tuple[list[str], dict]:
+def run_cli(lines: list[dict], workers: int, timeout_ms: int,
+            herbrand: bool = True) -> tuple[list[str], dict]:
     """`prosfi check` itself on the mix written as JSONL: the verdicts and who decided them."""
     import collections
     import tempfile
@@ -161,7 +164,8 @@ def run_cli(lines: list[dict], workers: int, timeout_ms: int, herbrand: bool = T
         src, dst = os.path.join(tmp, "mix.jsonl"), os.path.join(tmp, "out.jsonl")
         with open(src, "w", encoding="utf-8") as f:
             f.writelines(json.dumps(e, ensure_ascii=False) + "\n" for e in lines)
-        argv = ["check", src, "-o", dst, "--workers", str(workers), "--timeout-ms", str(timeout_ms), "--no-progress"]
+        argv = ["check", src, "-o", dst, "--workers", str(workers), "--timeout-ms", str(timeout_ms),
+                "--no-progress"]
         if main(argv + ([] if herbrand else ["--no-herbrand"])) != 0:
             raise RuntimeError("prosfi check failed")
         with open(dst, encoding="utf-8") as f:

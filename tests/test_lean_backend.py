@@ -342,7 +342,8 @@ def test_every_undecided_check_of_a_batch_reaches_the_lean_pool_in_one_call(tmp_
 
     monkeypatch.setattr(_CountingLeanBackend, "batches", [])
     lean = LeanConfig(repl_command=(sys.executable, STANDIN, "--log", str(tmp_path)), workers=2, timeout_s=None)
-    config = VerifierConfig(backends=(f"{__name__}:_CountingLeanBackend",), workers=0, lean=lean, herbrand=False)
+    config = VerifierConfig(backends=(f"{__name__}:_CountingLeanBackend",), workers=0, lean=lean,
+                            herbrand=False)
     # quantified conclusions: the truth table (universal instances) would prove ground ones first, and
     # the Herbrand stage these
     problems = [Entailment({"h1": f"∀ x, P{k} x → Q{k} x", "h2": f"P{k} c{k}"}, f"∃ x, Q{k} x ∧ P{k} c{k}")

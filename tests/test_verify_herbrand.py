@@ -136,7 +136,8 @@ def _formula(draw, bound: tuple[str, ...], depth: int, consts: tuple[str, ...]):
         return Not(draw(_formula(bound, depth - 1, consts)))
     if op in ("all", "ex"):
         var = draw(st.sampled_from(VARS))
-        return (Forall if op == "all" else Exists)(var, draw(_formula(tuple({*bound, var}), depth - 1, consts)))
+        inner = draw(_formula(tuple({*bound, var}), depth - 1, consts))
+        return (Forall if op == "all" else Exists)(var, inner)
     left, right = draw(_formula(bound, depth - 1, consts)), draw(_formula(bound, depth - 1, consts))
     return {"and": And, "or": Or, "imp": Implies, "iff": Iff, "xor": Xor}[op](left, right)
 

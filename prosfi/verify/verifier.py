@@ -287,7 +287,7 @@ class Verifier:
         try:
             symbols = None
             if type(text) is str and len(text) <= self.config.max_formula_chars:
-                try:  # the direct path reads the AST and its symbols at once (what parse + check_signature give)
+                try:  # the direct path reads the AST and its symbols at once (parse + check_signature)
                     formula, symbols = parse_ast_symbols(text, DEFAULT_MAX_DEPTH)
                 except (Fallback, RecursionError):
                     symbols = None
