@@ -1,7 +1,8 @@
 """The verifier at the limit: a hard mix of distinct first-order checks (a third need Z3), `prosfi check`'s path against a
 naive loop, CPU time of each measured in the same run (not a test).
 
-    python bench/bench_hard_mix.py [--checks 4978] [--seed 0] [--workers 2] [--json]
+    python bench/bench_hard_mix.py [--checks 4978] [--seed 0] [--workers 2] [--no-herbrand] [--cli]
+                                   [--json]
 
 The mix (`generate`): every check distinct (no cache can help), shaped like GRPO steps on first-order
 problems — ProverQA-style rule chains over several constants (`∀ x, P x → Q x`, conjunctive and
@@ -12,13 +13,18 @@ check has its own vocabulary suffix so no two share text.
 
   naive:  one process, for each check: parse every formula, check the signature, a fresh Z3 solver, the
           formulas as Z3 objects, `check()` (what a straightforward reward does);
-  prosfi: what `prosfi check` runs — `Verifier` with its defaults (truth tables, incremental Z3 in
-          `--workers` worker processes) fed 512 checks per `check_many`, from an empty cache.
+  prosfi: what `prosfi check` runs — `Verifier` with its defaults (truth tables, then Herbrand proofs
+          and wider-domain countermodels in the parent, incremental Z3 in `--workers` worker
+          processes for the rest) fed 512 checks per `check_many`, from an empty cache;
+          `--no-herbrand` measures it without the Herbrand stage (Z3 then decides a third);
+          `--cli` runs the command itself instead (`prosfi check in.jsonl -o out.jsonl`, in the
+          side's process: JSON reading and writing included).
 
 Each side runs in its own fresh subprocess; its CPU time is user+system of that process and of every
 process it started (the workers), read with `resource.getrusage(RUSAGE_CHILDREN)` after it exits. The
-report gives both CPU times, the ratio naive / prosfi, wall times, verdict counts, and soundness against
-the naive path (no check `valid` on one side and `invalid` on the other).
+report gives both CPU times, the ratio naive / prosfi, wall times, verdict counts, who decided on the
+prosfi side and how many worker processes it started, and soundness against the naive path (no check
+`valid` on one side and `invalid` on the other).
 """
 
 from __future__ import annotations
@@ -130,25 +136,54 @@ def run_naive(lines: list[dict], timeout_ms: int) -> list[str]:
     return out
 
 
-def run_prosfi(lines: list[dict], workers: int, timeout_ms: int) -> list[str]:
+def run_prosfi(lines: list[dict], workers: int, timeout_ms: int,
+               herbrand: bool = True) -> tuple[list[str], dict]:
+    """The verdicts, and who decided them (`decided_by`, the pool's `workers_started`)."""
     from prosfi.verify.verdict import Entailment
     from prosfi.verify.verifier import Verifier
 
     checks = [Entailment(e["premises"], e["conclusion"], e["id"]) for e in lines]
     out = []
-    with Verifier(workers=workers, timeout_ms=timeout_ms) as v:
+    with Verifier(workers=workers, timeout_ms=timeout_ms, herbrand=herbrand) as v:
         for k in range(0, len(checks), 512):
             out.extend(x.status.value for x in v.check_many(checks[k:k + 512]))
-    return out
+        stats = v.stats()
+    return out, {"decided_by": stats["decided_by"],
+                 "workers_started": stats.get("pool", {}).get("workers_started", 0)}
+
+
+def run_cli(lines: list[dict], workers: int, timeout_ms: int,
+            herbrand: bool = True) -> tuple[list[str], dict]:
+    """`prosfi check` itself on the mix written as JSONL: the verdicts and who decided them."""
+    import collections
+    import tempfile
+
+    from prosfi.cli import main
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = os.path.join(tmp, "mix.jsonl"), os.path.join(tmp, "out.jsonl")
+        with open(src, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(e, ensure_ascii=False) + "\n" for e in lines)
+        argv = ["check", src, "-o", dst, "--workers", str(workers), "--timeout-ms", str(timeout_ms),
+                "--no-progress"]
+        if main(argv + ([] if herbrand else ["--no-herbrand"])) != 0:
+            raise RuntimeError("prosfi check failed")
+        with open(dst, encoding="utf-8") as f:
+            records = [json.loads(line) for line in f]
+    by = collections.Counter(r["backend"] for r in records if r.get("backend"))
+    return [r["verdict"] for r in records], {"decided_by": dict(by), "workers_started": None}
 
 
 def _child(args) -> int:
     lines = generate(args.checks, args.seed)
     t0 = time.perf_counter()
-    out = run_naive(lines, args.timeout_ms) if args.side == "naive" else run_prosfi(lines, args.workers,
-                                                                                       args.timeout_ms)
+    if args.side == "naive":
+        out, info = run_naive(lines, args.timeout_ms), {}
+    else:
+        run = run_cli if args.cli else run_prosfi
+        out, info = run(lines, args.workers, args.timeout_ms, not args.no_herbrand)
     wall = time.perf_counter() - t0
-    print(json.dumps({"wall_s": wall, "verdicts": out}))
+    print(json.dumps({"wall_s": wall, "verdicts": out, **info}))
     return 0
 
 
@@ -157,6 +192,10 @@ def measure(side: str, args) -> dict:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     cmd = [sys.executable, __file__, "--side", side, "--checks", str(args.checks), "--seed", str(args.seed),
            "--workers", str(args.workers), "--timeout-ms", str(args.timeout_ms)]
+    if args.no_herbrand:
+        cmd.append("--no-herbrand")
+    if args.cli:
+        cmd.append("--cli")
     proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     data = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -170,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2, help="prosfi's worker processes (default: %(default)s)")
     ap.add_argument("--timeout-ms", type=int, default=2000, help="per check (default: %(default)s)")
+    ap.add_argument("--no-herbrand", action="store_true",
+                    help="prosfi without its Herbrand stage (VerifierConfig.herbrand=False)")
+    ap.add_argument("--cli", action="store_true",
+                    help="time `prosfi check` itself on the mix as JSONL (reading and writing included)")
     ap.add_argument("--side", choices=("naive", "prosfi"), help=argparse.SUPPRESS)
     ap.add_argument("--json", action="store_true", help="one JSON object instead of text")
     args = ap.parse_args(argv)
@@ -191,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
         "naive_wall_s": round(naive["wall_s"], 2), "prosfi_wall_s": round(fast["wall_s"], 2),
         "prosfi_checks_per_cpu_s": round(args.checks / fast["cpu_s"], 1),
         "naive_verdicts": counts(naive["verdicts"]), "prosfi_verdicts": counts(fast["verdicts"]),
+        "prosfi_decided_by": fast["decided_by"], "prosfi_workers_started": fast["workers_started"],
+        "herbrand": not args.no_herbrand, "cli": args.cli,
         "same_verdict": agree, "valid_vs_invalid_clashes": clash,
     }
     print(json.dumps(result) if args.json else "\n".join(f"{k:>30}: {v}" for k, v in result.items()))

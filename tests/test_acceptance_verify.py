@@ -858,9 +858,9 @@ def test_shared_premise_names_do_not_leak_between_checks(verifier, backend_verif
 def test_cli_missing_backend_is_reported_and_never_invalid(tmp_path):
     """An optional backend that is not installed is reported and skipped; one asked for by name
     is either skipped the same way or refused up front with a message, never a traceback."""
-    # (the valid ones have a quantified conclusion: the in-process truth table leaves them alone)
-    lines = [_line(f"fo-{i}", {"h1": "∀ x, P x → Q x", "h2": f"P c{i}"}, f"∃ y, Q y ∧ P c{i}" if i % 2 else "Q d")
-             for i in range(6)]
+    # (the valid ones have a function symbol: the in-process truth table and Herbrand stage leave them)
+    lines = [_line(f"fo-{i}", {"h1": "∀ x, P x → Q (f x)", "h2": f"P c{i}"}, f"∃ y, Q y ∧ P c{i}") if i % 2
+             else _line(f"fo-{i}", {"h1": "∀ x, P x → Q x", "h2": f"P c{i}"}, "Q d") for i in range(6)]
     src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     src.write_text("\n".join(lines) + "\n", encoding="utf-8")
 

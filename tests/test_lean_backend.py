@@ -286,10 +286,11 @@ def _standin_checks(tmp_path) -> int:
 def test_verifier_runs_lean_first_in_the_parent_then_z3(tmp_path):
     # Plumbing only: the stand-in "proves" whatever reaches it unless a symbol carries a marker;
     # what it leaves unknown must go on to Z3. The checks are ones the truth table cannot decide
-    # (a quantified conclusion; a function symbol), so they reach the cascade in its order.
+    # (a quantified conclusion; a function symbol), so they reach the cascade in its order (the
+    # Herbrand stage, which would prove the first, is off).
     from prosfi.verify.verdict import Entailment
 
-    with _standin_verifier(tmp_path) as verifier:
+    with _standin_verifier(tmp_path, herbrand=False) as verifier:
         verdicts = verifier.check_many([
             Entailment({"h1": "∀ x, P x → Q x", "h2": "P a"}, "∃ x, Q x"),
             Entailment({"h1": "∀ x, standin_error (f x) → Q x"}, "Q a"),
@@ -341,8 +342,10 @@ def test_every_undecided_check_of_a_batch_reaches_the_lean_pool_in_one_call(tmp_
 
     monkeypatch.setattr(_CountingLeanBackend, "batches", [])
     lean = LeanConfig(repl_command=(sys.executable, STANDIN, "--log", str(tmp_path)), workers=2, timeout_s=None)
-    config = VerifierConfig(backends=(f"{__name__}:_CountingLeanBackend",), workers=0, lean=lean)
-    # quantified conclusions: the truth table (universal instances) would prove ground ones first
+    config = VerifierConfig(backends=(f"{__name__}:_CountingLeanBackend",), workers=0, lean=lean,
+                            herbrand=False)
+    # quantified conclusions: the truth table (universal instances) would prove ground ones first, and
+    # the Herbrand stage these
     problems = [Entailment({"h1": f"∀ x, P{k} x → Q{k} x", "h2": f"P{k} c{k}"}, f"∃ x, Q{k} x ∧ P{k} c{k}")
                 for k in range(3)]
     with Verifier(config) as verifier:

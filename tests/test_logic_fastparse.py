@@ -130,3 +130,42 @@ def test_direct_path_answers_the_common_shapes_and_respects_max_depth():
         assert _direct(text) == "fallback", text  # the two-step path decides these
     deep = "¬ " * 40 + "P a"
     assert _direct(deep, max_depth=20) == "fallback" and _two_step(deep, max_depth=20) == "too deep"
+
+
+# ---------------------------------------------------------------- the symbols read on the way
+def _symbols_agree(text: str) -> bool | None:
+    """None when the direct path declines; else whether its symbols give what check_signature does
+    on the same AST (both the Signature, or both a clash)."""
+    from prosfi.logic import SignatureError, check_signature
+    from prosfi.logic.fastparse import parse_ast, parse_ast_symbols
+    from prosfi.logic.signature import from_symbols
+
+    try:
+        node, symbols = parse_ast_symbols(text, 350)
+    except Fallback:
+        return None
+    assert node == parse_ast(text, 350)
+    try:
+        want = check_signature([node])
+    except SignatureError:
+        return symbols is None
+    return symbols is not None and from_symbols(symbols) == want
+
+
+_CLASH_TOKENS = _AST_TOKENS + ["P", "P a b", "f", "(f a b)", "a a", "Q (f a)", "f = a"]
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(_CLASH_TOKENS), min_size=1, max_size=14), st.booleans())
+def test_direct_path_symbols_are_the_signature(tokens, spaced):
+    """The verifier takes the signature from the symbols the direct path read (no second walk):
+    the same Signature as check_signature on its AST, and a clash exactly when that raises."""
+    assert _symbols_agree((" " if spaced else "").join(tokens)) is not False
+
+
+def test_direct_path_symbols_on_common_shapes_and_clashes():
+    for text in ["∀ x, Kind x ∧ Smart x → Nice x ∨ ¬ Happy x", "∀ x y z, R x y ∧ R y z → R x z",
+                 "P (f a) b = c → Q", "a = b", "∃ x, ∀ y, R x y"]:
+        assert _symbols_agree(text) is True, text
+    for text in ["P a ∧ P a b", "P a ∧ Q P", "f a = b ∧ P f", "P (f a) ∧ P (f a b)"]:  # clashes
+        assert _symbols_agree(text) is True, text

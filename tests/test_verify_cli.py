@@ -107,10 +107,12 @@ def test_lean_flags_reach_the_lean_backend(tmp_path, capsys):
     # verdict here says the flags built a working LeanConfig, nothing about the step.
     standin = Path(__file__).with_name("standin_repl.py").resolve()
     steps = tmp_path / "s.jsonl"
-    # a quantified conclusion keeps the truth table off the first step; it takes the K&K one
+    # a quantified conclusion keeps the truth table off the first step (and --no-herbrand the Herbrand
+    # stage, which would prove it); the table takes the K&K one
     quantified = LINES[0].replace('"conclusion": "Nice candy"', '"conclusion": "∃ x, Nice x"')
     steps.write_text(quantified + "\n" + LINES[-1] + "\n", encoding="utf-8")
     args = ["check", str(steps), "--backends", "lean,z3", "--workers", "0", "--lean-workers", "1",
+            "--no-herbrand",
             "--lean-timeout-ms", "60000", "--lean-repl-command", f"{sys.executable} {standin} --log {tmp_path}"]
     assert main(args) == 0
     out = _records(capsys.readouterr().out)

@@ -226,15 +226,40 @@ def _tokens(text: str) -> list[tuple[str, str]]:
 def _build():
     from prosfi.logic.ast import And, Const, Eq, Exists, Fn, Forall, Iff, Implies, Not, Or, Pred, Var
     from prosfi.logic.keywords import CONNECTIVES
+    from prosfi.logic.signature import Symbol
+
+    # Leaves are immutable and compared by value: one node per name serves every formula (a batch
+    # names the same few constants and variables thousands of times). Bounded: cleared when full.
+    leaves: dict[tuple[type, str], object] = {}
+
+    def leaf(kind: type, name: str):
+        node = leaves.get((kind, name))
+        if node is None:
+            if len(leaves) >= 65536:
+                leaves.clear()
+            node = leaves[(kind, name)] = kind(name)
+        return node
 
     binary = {"∧": (35, 35, And), "∨": (30, 30, Or), "→": (25, 25, Implies), "↔": (20, 21, Iff)}
 
     class AstParser:
-        __slots__ = ("bound", "depth", "i", "tokens")
+        __slots__ = ("bound", "clash", "depth", "i", "symbols", "tokens")
 
         def __init__(self, tokens):
             self.tokens, self.i, self.depth = tokens, 0, 0
             self.bound: dict[str, int] = {}  # bound variable -> how many binders bind it here
+            # name -> Symbol of every symbol read, so the verifier needs no second walk for the
+            # signature; `clash` when one name came with two roles or arities (check_signature then
+            # words the error)
+            self.symbols: dict[str, Symbol] = {}
+            self.clash = False
+
+        def note(self, name: str, role: str, arity: int) -> None:
+            seen = self.symbols.get(name)
+            if seen is None:
+                self.symbols[name] = Symbol(name, role, arity)
+            elif seen[1] != role or seen[2] != arity:
+                self.clash = True
 
         def formula(self, minimum: int = 0):
             self.depth += 1
@@ -307,6 +332,7 @@ def _build():
                 return eq if kind == "=" else Not(eq)
             if name in self.bound or name in CONNECTIVES:  # second-order, or a connective: two-step path
                 raise Fallback
+            self.note(name, "pred", len(args))
             return Pred(name, args)
 
         def arguments(self) -> tuple:
@@ -353,8 +379,12 @@ def _build():
             if name in self.bound:
                 if args:
                     raise Fallback
-                return Var(name)
-            return Fn(name, args) if args else Const(name)
+                return leaf(Var, name)
+            if args:
+                self.note(name, "func", len(args))
+                return Fn(name, args)
+            self.note(name, "const", 0)
+            return leaf(Const, name)
 
         def binders(self):
             out = []
@@ -403,8 +433,7 @@ def _build():
 _AST_PARSER = None
 
 
-def parse_ast(text: str, max_depth: int):
-    """The AST of `text` (what `parser.parse` returns), or Fallback."""
+def _run(text: str, max_depth: int):
     global _AST_PARSER
     if _AST_PARSER is None:
         _AST_PARSER = _build()
@@ -415,7 +444,19 @@ def parse_ast(text: str, max_depth: int):
     node = parser.formula()
     if tokens[parser.i][0] != "$":
         raise Fallback
-    return node
+    return node, parser
 
 
-__all__ = ["MAX_NESTING", "Fallback", "parse_ast", "parse_raw", "tokenize"]
+def parse_ast(text: str, max_depth: int):
+    """The AST of `text` (what `parser.parse` returns), or Fallback."""
+    return _run(text, max_depth)[0]
+
+
+def parse_ast_symbols(text: str, max_depth: int):
+    """(AST, its symbols as {name: Symbol}) in one reading, the symbols None when a name comes with
+    two roles or arities (`check_signature` then says which); or Fallback, as `parse_ast`."""
+    node, parser = _run(text, max_depth)
+    return node, None if parser.clash else parser.symbols
+
+
+__all__ = ["MAX_NESTING", "Fallback", "parse_ast", "parse_ast_symbols", "parse_raw", "tokenize"]

@@ -139,6 +139,27 @@ def check_signature(formulas: Iterable[Formula], base: Signature | None = None) 
     return _from_table(table)
 
 
+def union(signatures: Iterable[Signature]) -> Signature:
+    """`Signature(chain of each one's key)` without re-checking symbols one call at a time: the joint
+    signature of one check's formulas; SignatureError names the first clash in that same order."""
+    table: dict[str, Symbol] = {}
+    get = table.get
+    for sig in signatures:
+        for symbol in sig._key:
+            seen = get(symbol[0])
+            if seen is None:
+                table[symbol[0]] = symbol
+            elif seen != symbol:
+                _add(table, symbol)  # raises, naming the symbol
+    return _from_table(table)
+
+
+def from_symbols(symbols: dict[str, Symbol]) -> Signature:
+    """The Signature of {name: Symbol} as the fast parser collects it (already free of clashes; the
+    Signature keeps the dict)."""
+    return _from_table(symbols)
+
+
 def _from_table(table: dict[str, Symbol]) -> Signature:
     """A Signature of a table `_add` has already checked (no second pass over the symbols)."""
     sig = Signature.__new__(Signature)
@@ -148,4 +169,4 @@ def _from_table(table: dict[str, Symbol]) -> Signature:
     return sig
 
 
-__all__ = ["Role", "Signature", "Symbol", "check_signature", "symbols_of"]
+__all__ = ["Role", "Signature", "Symbol", "check_signature", "from_symbols", "symbols_of", "union"]

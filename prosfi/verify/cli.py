@@ -66,6 +66,10 @@ def add_verifier_arguments(parser: argparse.ArgumentParser) -> None:
                         "tables in this process answer what they can (ground K&K steps, countermodels over "
                         "the constants, ground conclusions proved from universal instances) before any "
                         "backend, Lean included")
+    parser.add_argument("--no-herbrand", action="store_true",
+                        help="skip the in-process stage after the truth tables (ground Herbrand instances "
+                        "for a proof, small domains with identified constants or extra elements for a "
+                        "countermodel); what they would settle goes to the backends")
     lean = parser.add_argument_group("Lean (backends lean, lean_dojo)")
     lean.add_argument("--lean-project", default=None,
                       help=f"the built Lake project (default: ${PROJECT_ENV}, else lean_project/ of a source "
@@ -171,6 +175,8 @@ def verifier_config(args: argparse.Namespace) -> VerifierConfig:
         overrides["workers"] = args.workers
     if args.no_truth_table:
         overrides["truth_table"] = False
+    if args.no_herbrand:
+        overrides["herbrand"] = False
     lean = lean_config(args)
     if lean is not None:
         overrides["lean"] = lean

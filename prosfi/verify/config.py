@@ -102,6 +102,16 @@ class VerifierConfig:
                   "Nice x`, `Kind candy` ⊢ `Nice candy`). All exact or sound by universal "
                   "instantiation. False sends every check to the backends in their order."},
     )
+    herbrand: bool = field(
+        default=True,
+        metadata={"help": "With `truth_table`, what the tables leave gets two more in-process tries before "
+                  "the backends: ground (Herbrand) instances of the Skolemised premises and negated "
+                  "conclusion, with equality axioms, found unsatisfiable by truth table (`valid`: "
+                  "`∀ x, ∃ y, R x y`, `∀ x y, R x y → P y` ⊢ `∃ z, P z`), and a countermodel over small "
+                  "domains (constants identified, up to two more elements: `invalid`). Both sound, within "
+                  "the truth table's budget (atoms, nodes, and its wall clock, shared); False leaves such "
+                  "checks to the backends."},
+    )
     truth_table_max_atoms: int = field(
         default=16,
         metadata={"help": "Checks with more possible atoms than this (predicates × domain^arity) skip "

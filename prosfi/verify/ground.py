@@ -124,12 +124,19 @@ MAX_MS = 250.0
 
 
 class _Table:
-    def __init__(self, constants: list[str], n_atoms: int, max_nodes: int = MAX_NODES,
-                 max_ms: float = MAX_MS):
+    """`constants` maps each constant to its element (0 .. size-1; several may share one); `names`
+    names the elements in countermodels (default: the constants, or `e0`)."""
+
+    def __init__(self, constants: list[str] | dict[str, int], n_atoms: int, max_nodes: int = MAX_NODES,
+                 max_ms: float = MAX_MS, size: int | None = None, names: list[str] | None = None):
         self.left = max(1, max_nodes)
         self.deadline = time.perf_counter() + max_ms / 1000.0
-        self.constants = {c: k for k, c in enumerate(constants)}
-        self.size = max(1, len(constants))
+        if isinstance(constants, dict):
+            self.constants = constants
+        else:
+            self.constants = {c: k for k, c in enumerate(constants)}
+        self.size = size if size is not None else max(1, len(constants))
+        self.names = names if names is not None else (list(self.constants) or ["e0"])
         self.cols, self.full = _columns(n_atoms)
         self.atoms: dict[tuple, int] = {}  # (predicate, element indices) -> column index
 
@@ -182,7 +189,7 @@ class _Table:
         raise TypeError(f"not a formula node: {f!r}")
 
     def describe(self, row: int, limit: int = 300) -> str:
-        names = list(self.constants) or ["e0"]
+        names = self.names
         parts = []
         for (pred, args), i in self.atoms.items():
             atom = " ".join([pred, *(names[a] for a in args)])
@@ -301,4 +308,103 @@ def decide(premises: Sequence[Formula], conclusion: Formula, signature: "Signatu
                    + (f" ({dropped} premise(s) of another shape not used)" if dropped else ""))
 
 
-__all__ = ["decide", "MAX_INSTANCES", "MAX_MS", "MAX_NODES", "NAME", "OverBudget"]
+# ---------------------------------------------------------------- wider domains, countermodels only
+EXTRA_ELEMENTS = 2  # most anonymous elements added to the constants' domain
+
+
+def _merged(constants: list[str], premises: Sequence[Formula]) -> dict[str, str]:
+    """Union-find over the premises' top-level conjuncts `c = d` between constants: constant -> its
+    class's first constant. Only a choice of which structures to try; any structure found is checked."""
+    parent = {c: c for c in constants}
+
+    def find(c: str) -> str:
+        while parent[c] != c:
+            c = parent[c]
+        return c
+
+    stack = list(premises)
+    while stack:
+        f = stack.pop()
+        if type(f) is And:
+            stack += [f.left, f.right]
+        elif type(f) is Eq and type(f.left) is Const and type(f.right) is Const:
+            a, b = find(f.left.name), find(f.right.name)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    return {c: find(c) for c in constants}
+
+
+def _domains(constants: list[str], premises: Sequence[Formula], extra: int):
+    """(constant -> element, size, element names) of the small structures to search beyond `decide`'s
+    (constants distinct, no other element): every constant on one element, the constants merged as
+    the premises' equalities say, then each with up to `extra` anonymous elements."""
+    classes = _merged(constants, premises)
+    bases = []
+    if constants:
+        reps = sorted(set(classes.values()), key=constants.index)
+        if len(reps) < len(constants):
+            bases.append({c: reps.index(classes[c]) for c in constants})
+    identity = {c: k for k, c in enumerate(constants)}
+    bases.append(identity)
+    seen = {(tuple(sorted(identity.items())), max(1, len(constants)))}  # decide's own domain
+    out = []
+    if len(constants) > 1:
+        out.append(({c: 0 for c in constants}, 1))
+    for k in range(extra + 1):
+        for base in bases:
+            size = len(set(base.values())) + k
+            key = (tuple(sorted(base.items())), size)
+            if size == 0:
+                continue
+            if key not in seen:
+                seen.add(key)
+                out.append((base, size))
+    for base, size in out:
+        names = ["=".join(c for c in constants if base[c] == e) or f"e{e}" for e in range(size)]
+        yield base, size, names
+
+
+def countermodel(premises: Sequence[Formula], conclusion: Formula, signature: "Signature",
+                 max_atoms: int = 16, max_nodes: int = MAX_NODES, max_ms: float = MAX_MS,
+                 extra: int = EXTRA_ELEMENTS) -> Verdict | None:
+    """`invalid` with a countermodel found over a small domain other than `decide`'s: constants
+    identified (all on one element, or as the premises' equalities `c = d` say) and up to `extra`
+    anonymous elements. Each candidate is a genuine first-order structure (every predicate any
+    relation on the domain, each constant an element, `=` identity) evaluated on all premises and the
+    conclusion, so a row making every premise true and the conclusion false refutes the step. Never
+    `valid`; None when nothing is found within the atoms and the shared budget."""
+    start = time.perf_counter()
+    symbols = signature.key
+    if any(s.role == "func" for s in symbols):
+        return None
+    constants = [s.name for s in symbols if s.role == "const"]
+    arities = [s.arity for s in symbols if s.role == "pred"]
+    deadline = start + max_ms / 1000.0
+    left = max_nodes
+    for mapping, size, names in sorted(_domains(constants, premises, extra),
+                                       key=lambda d: sum(d[1] ** a for a in arities)):
+        n_atoms = sum(size ** a for a in arities)
+        if n_atoms > max_atoms:
+            break  # sorted by atoms: every later domain is larger
+        ms_left = (deadline - time.perf_counter()) * 1000.0
+        if ms_left <= 0 or left <= 0:
+            return None
+        table = _Table(mapping, n_atoms, left, ms_left, size=size, names=names)
+        try:
+            rows = table.full
+            for p in premises:
+                rows &= table.eval(p, {})
+                if not rows:
+                    break
+            bad = rows & (table.full ^ table.eval(conclusion, {})) if rows else 0
+        except (RecursionError, OverBudget):
+            return None
+        left = table.left
+        if bad:
+            ms = (time.perf_counter() - start) * 1000.0
+            row = (bad & -bad).bit_length() - 1
+            return Verdict(Status.INVALID, NAME, ms, "countermodel: " + table.describe(row))
+    return None
+
+
+__all__ = ["countermodel", "decide", "MAX_INSTANCES", "MAX_MS", "MAX_NODES", "NAME", "OverBudget"]

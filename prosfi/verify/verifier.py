@@ -2,8 +2,9 @@
 
 The hot path of reward computation. In the calling process it parses (cached by text), looks
 the check up in the verdict cache (alpha-normalised, premise names ignored), merges duplicate
-checks of one batch, checks the signature and runs the exact truth tables (`ground`). What is
-left goes to the worker pool in chunks that keep one problem's checks together (each worker
+checks of one batch, checks the signature and runs the exact truth tables (`ground`), then ground
+Herbrand instances for a proof and small domains for a countermodel (`herbrand`, `ground.countermodel`).
+What is left goes to the worker pool in chunks that keep one problem's checks together (each worker
 keeps one incremental Z3 solver). Backends that run in the parent (Lean: `in_worker = False`)
 get the checks still undecided after the stage before them, all in one `check_many` call. The
 truth tables run before every backend, whatever the cascade order. Every input gets exactly one
@@ -15,7 +16,6 @@ workers down if you forget.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
 import threading
@@ -26,7 +26,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
-from prosfi.verify import ground
+from prosfi.logic import canonical, check_signature, parse
+from prosfi.logic.errors import FormulaError, SignatureError
+from prosfi.logic.fastparse import Fallback, parse_ast_symbols
+from prosfi.logic.parser import DEFAULT_MAX_DEPTH
+from prosfi.logic.signature import Signature, from_symbols, union
+from prosfi.verify import ground, herbrand
 from prosfi.verify.backend import Backend, Check
 from prosfi.verify.cache import FifoCache, VerdictCache
 from prosfi.verify.cascade import DECISIVE, Cascade, as_backend_answer, merge_unknown
@@ -35,7 +40,6 @@ from prosfi.verify.registry import BackendSpec, resolve
 from prosfi.verify.verdict import Entailment, Status, Verdict, error, unknown
 
 if TYPE_CHECKING:  # pragma: no cover
-    from prosfi.logic.signature import Signature
     from prosfi.verify.pool import WorkerPool
 
 log = logging.getLogger(__name__)
@@ -137,7 +141,8 @@ class Verifier:
     def response_bound_ms(self) -> float:
         """The documented wall-clock bound on one check (`check([e])`) once the workers have started:
         the worker backends' hard limit, plus each parent backend's own limit (Lean's timeout_s),
-        plus the truth table's budget, plus RESPONSE_MARGIN_MS. Whatever the input."""
+        plus the truth table's budget (shared with the Herbrand stage), plus RESPONSE_MARGIN_MS.
+        Whatever the input."""
         bound = RESPONSE_MARGIN_MS
         if self._worker_specs:
             bound += self._hard_limit_ms
@@ -146,7 +151,7 @@ class Verifier:
 
             lean_s = (self.config.lean or LeanConfig()).timeout_s
             bound += lean_s * 1000.0 if lean_s is not None else self.config.timeout_ms
-        if self.config.truth_table:
+        if self.config.truth_table:  # the tables, the Herbrand proof and the wider countermodels in one
             bound += self.config.truth_table_max_ms
         return bound
 
@@ -156,6 +161,8 @@ class Verifier:
 
     async def acheck_many(self, entailments: Sequence[Entailment]) -> list[Verdict]:
         """`check_many` in a thread, so an event loop keeps running while provers work."""
+        import asyncio  # here: importing it costs a one-shot `prosfi check` ~50 ms of CPU
+
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(None, self.check_many, list(entailments))
 
@@ -206,9 +213,12 @@ class Verifier:
                     verdicts[i] = _answered(checked, t0)
                     continue
                 if self.config.truth_table:
+                    t1 = time.perf_counter()
                     decided = ground.decide([f for _, f in checked[1].premises], checked[1].conclusion,
                                             checked[0], self.config.truth_table_max_atoms,
                                             self.config.truth_table_max_nodes, self.config.truth_table_max_ms)
+                    if decided is None and self.config.herbrand:
+                        decided = self._settle(checked[0], checked[1], t1)
                     if decided is not None:
                         cache.put(key, decided)
                         verdicts[i] = _answered(decided, t0)
@@ -274,12 +284,19 @@ class Verifier:
         hit = self._parsed.get(text)
         if hit is not None:
             return hit
-        from prosfi.logic import canonical, check_signature, parse
-        from prosfi.logic.errors import FormulaError
-
         try:
-            formula = parse(text, max_chars=self.config.max_formula_chars)
-            result: _Parsed | str = _Parsed(formula, canonical(formula), check_signature([formula]))
+            symbols = None
+            if type(text) is str and len(text) <= self.config.max_formula_chars:
+                try:  # the direct path reads the AST and its symbols at once (parse + check_signature)
+                    formula, symbols = parse_ast_symbols(text, DEFAULT_MAX_DEPTH)
+                except (Fallback, RecursionError):
+                    symbols = None
+            if symbols is None:
+                formula = parse(text, max_chars=self.config.max_formula_chars)
+                signature = check_signature([formula])
+            else:
+                signature = from_symbols(symbols)
+            result: _Parsed | str = _Parsed(formula, canonical(formula), signature)
         except FormulaError as exc:
             result = str(exc) or type(exc).__name__
         except RecursionError:  # the parser bounds depth; this is a last line of defence
@@ -317,17 +334,33 @@ class Verifier:
         parts = frozenset([p.signature for _, p in premises] + [concl.signature])
         signature = self._merged.get(parts)
         if signature is None:
-            from prosfi.logic.errors import SignatureError
-            from prosfi.logic.signature import Signature
-
             try:
-                signature = Signature(itertools.chain.from_iterable(s.key for s in parts))
+                signature = union(parts)
             except SignatureError as exc:
                 signature = str(exc)
             self._merged.put(parts, signature)
         if isinstance(signature, str):
             return error(signature)
         return signature, Check(tuple((name, p.formula) for name, p in premises), concl.formula)
+
+    def _settle(self, signature: "Signature", check: Check, since: float) -> Verdict | None:
+        """What the truth tables left: a Herbrand proof, else a countermodel on a small domain
+        (`herbrand.prove`, `ground.countermodel`), in what is left of the truth table's wall-clock
+        budget since `since` (so the documented response bound holds); None: the backends decide."""
+        c = self.config
+        premises = [f for _, f in check.premises]
+        left = c.truth_table_max_ms - (time.perf_counter() - since) * 1000.0
+        if left <= 0:
+            return None
+        proved = herbrand.prove(premises, check.conclusion, signature, c.truth_table_max_atoms,
+                                c.truth_table_max_nodes, left)
+        if proved is not None:
+            return proved
+        left = c.truth_table_max_ms - (time.perf_counter() - since) * 1000.0
+        if left <= 0:
+            return None
+        return ground.countermodel(premises, check.conclusion, signature, c.truth_table_max_atoms,
+                                   c.truth_table_max_nodes, left)
 
     # ------------------------------------------------------------------ deciding
     def _decide(self, items: list[tuple["Signature", Check]]) -> list[Verdict]:
