@@ -167,6 +167,49 @@ def _dollars(line: str, value: Fraction) -> bool:
     return False
 
 
+_MIDDLE = re.compile(r"=\s*(?P<mid>\$?\s*(?P<b0>" + _NUM + r")\s*(?:[-+*/÷×x]\s*\$?\s*\(?\s*" + _NUM +
+                     r"\s*\)?\s*|\(\s*" + _NUM + r"\s*\)\s*)+)(?==)")
+_FRACTION_RHS = re.compile(r"=\s*(\d+)\s*/\s*(\d+)(?![\d/.])")
+
+
+def _plain_value(text: str) -> Fraction | None:
+    norm = normalise(text)
+    return None if norm is None else literal_value(norm[0])
+
+
+def _unchain(plain: str) -> str:
+    """Chained plain equations as people write them, rewritten to the plain `lhs = rhs` the equation reader
+    takes: `5+2(3)=5+6=11` (the middle restates the left side) -> `5+2(3)=11`; a run-on `2 x 3 = 6 + 4 = 10`
+    (the middle goes on from the left side's result) -> `2 x 3 = 6, 6 + 4 = 10`; a fraction result
+    `1 - 3/4 = 1/4` -> `1 - 3/4 = 0.25` (exact: a quarter is 0.25). Every equation read from the result is still
+    checked against its own arithmetic."""
+    def frac(m: re.Match) -> str:
+        den = int(m.group(2))
+        if den == 0:
+            return m.group(0)
+        x = Fraction(int(m.group(1)), den)
+        text = number_text(x)
+        return m.group(0) if "/" in text else f"= {text}"  # 1/3 has no exact decimal: left as it is
+
+    plain = _FRACTION_RHS.sub(frac, plain)
+    for _ in range(8):  # a line chains a few equalities at most
+        m = _MIDDLE.search(plain)
+        if m is None:
+            break
+        mid_value = _plain_value(m.group("mid"))
+        left = plain[:m.start()]
+        lhs = re.search(r"[\d.$()%+\-*/÷×x ]+$", left)
+        lhs_value = _plain_value(lhs.group(0)) if lhs else None
+        b0 = parse_number(m.group("b0"))
+        if lhs_value is not None and mid_value is not None and lhs_value == mid_value:
+            plain = plain[:m.start()] + plain[m.end():]  # `A = B = C`, B a rewriting of A: `A = C`
+        elif lhs_value is not None and b0 is not None and lhs_value == b0:
+            plain = plain[:m.start()] + f"= {m.group('b0')}, " + plain[m.start("mid"):]  # run-on
+        else:
+            break
+    return plain
+
+
 def equations(solution: str) -> list[Equation]:
     """Every computation in a GSM8K solution, in order: the annotations, and plain-text equations
     (`100 x 2 = 200`) that no annotation on the same line already states."""
@@ -193,6 +236,7 @@ def equations(solution: str) -> list[Equation]:
                                 line))
         plain = _ANNOTATION.sub(" ", line)
         plain = re.sub(r"(?<=\d)\s*/\s*\$", "/", plain)
+        plain = _unchain(plain)
         for m in _PLAIN.finditer(plain):
             value = parse_number(m.group("rhs"))
             norm = normalise(m.group("lhs"))

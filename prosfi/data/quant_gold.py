@@ -153,7 +153,12 @@ class _Chain:
                 self.percent[gid] = self.written[gid]
         self.texts = {str(g["id"]): str(g.get("text") or "") for g in problem.givens}
         self.nouns = {str(g["id"]): given_noun(problem.question, g) for g in problem.givens}
+        self.windows = {str(g["id"]): noun_window(problem.question, g) for g in problem.givens}
         self.factor_only = {str(g["id"]) for g in problem.givens if _FACTOR_WORD.fullmatch(str(g.get("text") or ""))}
+        # "three times as many": a multiplier (a factor or a divisor, never a term); "20 fewer cards than": a
+        # difference (a term, never a factor): the role a given's own words give it
+        self.times = {str(g["id"]) for g in problem.givens if _role(problem.question, g) == "times"}
+        self.difference = {str(g["id"]) for g in problem.givens if _role(problem.question, g) == "difference"}
         self.constants = allowed_constants(problem)
         try:
             from prosfi.quant.grounding import licensed_factors
@@ -270,6 +275,20 @@ def given_noun(question: str, g: dict) -> str:
     return noun
 
 
+def noun_window(question: str, g: dict) -> frozenset[str]:
+    """The words that may name what a given counts: up to three words right after it, up to the first
+    punctuation or comparison ("10 tapered candles" -> {"tapered", "candle"}), stemmed; none for money."""
+    if str(g.get("text") or "").lstrip().startswith("$") or str(g.get("unit") or "") in ("USD", "cent"):
+        return frozenset()
+    try:
+        rest = question[int(g.get("end", 0)):][:60]
+    except (TypeError, ValueError):
+        return frozenset()
+    rest = re.split(r"[.,;:?!()\d]|\b(?:than|and|or|of|per|each|for|to|in|on|at|with)\b", rest, maxsplit=1)[0]
+    words = [w.lower() for w in _WORD.findall(rest) if w != "$"][:3]
+    return frozenset(_stem(w) for w in words if w not in _SKIP_WORDS and not _NUMBER_WORDS.match(w))
+
+
 def literal_nouns(line: str, lit: Fraction) -> set[str]:
     """The nouns the solution line writes after the number `lit` ("has 9 inpatients, so ... 9 * 20" ->
     {"inpatient"}; "three times as long" -> {"time as"}), read like the question's givens; `$` for `$9`."""
@@ -313,6 +332,10 @@ def resolve_givens(chain: _Chain, gids: list[str], lit: Fraction, line: str,
     hit = [g for g in gids if nouns[g] and nouns[g] in said]
     if hit and len({nouns[g] for g in hit}) == 1:
         return hit, ""
+    if not hit and said:  # "10 tapered candles" is the one the solution's "10 candles" names, not "$10.00"
+        hit = [g for g in gids if chain.windows.get(g, frozenset()) & said]
+        if len(hit) == 1:
+            return hit, ""
     unused = [g for g in gids if g not in chain.used]
     if len(unused) == 1:
         return unused, ""
@@ -522,6 +545,46 @@ def _unit_contradicts(chain: _Chain, gid: str, lit: Fraction, line: str) -> bool
     return bool(said) and said <= _UNIT_NOUNS and noun not in said
 
 
+_COMPARED = (r"more|fewer|less|longer|shorter|older|younger|taller|heavier|lighter|faster|slower|higher|lower|"
+             r"cheaper|larger|bigger|smaller|greater")
+_TIMES_AFTER = re.compile(r"\s+times\s+(?:as|that|the|what|his|her|their|its|this|those|these|how|" + _COMPARED +
+                          r")\b", re.IGNORECASE)
+_FILLER = r"(?!times?\b|percent\b|%)[A-Za-z][A-Za-z'’-]*"  # a noun or adjective between ("20 fewer cards than")
+_THAN_AFTER = re.compile(r"(?:\s+" + _FILLER + r"){0,2}?\s+(?:" + _COMPARED + r")\s+(?:" + _FILLER + r"\s+){0,2}?than\b",
+                         re.IGNORECASE)
+
+
+def _role(question: str, g: dict) -> str:
+    """'times' when the question's words make the given a multiplier ("three times as many", "5 times the
+    number"), 'difference' when a comparison with "than" follows it ("20 fewer cards than", "4 hours longer
+    than", "$5 more than"), else ''. A plain number, a dollar amount or a count of anything else has no role."""
+    try:
+        rest = question[int(g.get("end", 0)):][:80]
+        whole = Fraction(str(g.get("value"))).denominator == 1
+    except (TypeError, ValueError, ZeroDivisionError):
+        return ""
+    if str(g.get("unit") or "") in ("percent", "%") or not whole:  # "60% more than", "1/4 times more": factors
+        return ""
+    if _TIMES_AFTER.match(rest):
+        return "times"
+    if _THAN_AFTER.match(rest):
+        return "difference"
+    return ""
+
+
+def _role_placed(chain: "_Chain", gid: str, tokens: Sequence[tuple[str, Any]], i: int) -> bool:
+    """A multiplier ("three times as many") stands next to `*` or `/`; a difference ("20 fewer than") next to
+    `+` or `-` and in no product: a given is cited only in the role its words give it."""
+    before = tokens[i - 1] if i > 0 else None
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    near = {t[1] for t in (before, after) if t is not None and t[0] == "op"}
+    if gid in chain.times:
+        return bool(near & {"*", "/"})
+    if gid in chain.difference:
+        return bool(near & {"+", "-"}) and not near & {"*", "/", "**"}
+    return True
+
+
 def _factor_placed(tokens: Sequence[tuple[str, Any]], i: int) -> bool:
     """A multiplier word ("twice", "triple") may only multiply: `x * g`, `g * x`, never `x / g` or `x + g`."""
     before = tokens[i - 1] if i > 0 else None
@@ -548,6 +611,10 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
         lit = Fraction(tokens[i][1])
         opts: list[Any] = list(dict.fromkeys(chain.candidates(lit)))
         opts = [o for o in opts if o not in chain.factor_only or _factor_placed(tokens, i)]
+        placed = [o for o in opts if o not in chain.env or _role_placed(chain, o, tokens, i)]
+        # a multiplier is never a term; a difference ("20 fewer cards than") may be a factor ("8 fewer enemies *
+        # 10 points"), so it only gives way where another given or result has the number
+        opts = [o for o in opts if o in placed or (o in chain.difference and not [p for p in placed if p])]
         opts = [o for o in opts if o not in chain.env or not _unit_contradicts(chain, o, lit, line)]
         if lit == 2 and i > 0 and tokens[i - 1] == ("op", "/") and 2 in chain.multiples and lit in chain.constants:
             # "half that distance": 60 / 2 is the halving the problem states, not its "two trains"

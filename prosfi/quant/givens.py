@@ -110,6 +110,7 @@ _SCALE_AFTER = re.compile(r"\s+(million|billion|thousand|hundred)\b", re.IGNOREC
 _PERCENT_AFTER = re.compile(r"\s*(?:%|percent\b|per\s*cent\b)", re.IGNORECASE)
 _UNIT_TOKEN = r"(?:[A-Za-z°Ωµμ℃][A-Za-z°Ωµμ]*(?:/[A-Za-z]+)?(?:\^-?\d|\*\*-?\d|[²³])?)"
 _MICRO = ("µ", "μ")  # U+00B5 MICRO SIGN and U+03BC GREEK SMALL LETTER MU: both are written for the prefix
+_MONEY_COMPARED = re.compile(r"\s+(?:more|less|fewer|extra|additional)\s+(?P<u>dollars?|cents?)\b", re.IGNORECASE)
 _UNIT_AFTER = re.compile(rf"(?:\s*|-)(?P<u>{_UNIT_TOKEN})(?![\w/])(?:\s+(?P<u2>Celsius|Fahrenheit|C|F)\b)?"
                          rf"(?:\s+per\s+(?P<per>{_UNIT_TOKEN})(?![\w/]))?")
 
@@ -287,7 +288,10 @@ def extract_givens(question: str, units: str = "all") -> list[Given]:
             unit, end = "percent", pct.end()
         elif not unit and not m.group("ord"):
             um = _UNIT_AFTER.match(q, end)
-            if um:
+            mc = _MONEY_COMPARED.match(q, end)
+            if mc:  # "60 more dollars than Kassidy": a difference of $60 (the unit word after the comparative)
+                unit, end = ("cent" if mc.group("u").lower().startswith("cent") else "USD"), mc.end()
+            elif um:
                 u = _unit_for(um.group("u"), um.group("u2"))
                 if u is not None:
                     end = um.end("u2") if um.group("u2") and u in ("degC", "degF") else um.end("u")

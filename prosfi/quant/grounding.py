@@ -84,7 +84,7 @@ CONCEPT_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 # a pure multiple -> the words that state it (whole words, as above)
 MULTIPLE_WORDS: dict[Fraction, tuple[str, ...]] = {
     Fraction(2): ("twice", "double", "doubled", "doubles", "doubling", "both", "pair", "twin", "round trip",
-                  "round-trip", "back and forth", "perimeter"),
+                  "round-trip", "back and forth", "there and back", "perimeter"),
     Fraction(1, 2): ("half", "halves", "halved", "halve", "halfway", "halving", "every other", "every second",
                      "average", "mean"),
     Fraction(3): ("triple", "tripled", "triples", "tripling", "thrice"),
