@@ -158,7 +158,8 @@ class _Chain:
         # "three times as many": a multiplier (a factor or a divisor, never a term); "20 fewer cards than": a
         # difference (a term, never a factor): the role a given's own words give it
         self.times = {str(g["id"]) for g in problem.givens if _role(problem.question, g) == "times"}
-        self.difference = {str(g["id"]) for g in problem.givens if _role(problem.question, g) == "difference"}
+        self.difference = {str(g["id"]): _direction(problem.question, g) for g in problem.givens
+                           if _role(problem.question, g) == "difference"}
         self.constants = allowed_constants(problem)
         try:
             from prosfi.quant.grounding import licensed_factors
@@ -206,7 +207,7 @@ class _Chain:
         return next(s["value"] for s in self.steps if s["key"] == key)
 
 
-_FACTOR_WORD = re.compile(r"(?i)twice|double|doubled|triple|tripled|thrice|quadruple|quadrupled")
+_FACTOR_WORD = re.compile(r"(?i)twice|double[sd]?|triple[sd]?|thrice|quadruple[sd]?")
 _SKIP_WORDS = frozenset("more less of per a an the each and than times extra other additional fewer".split())
 _WORD = re.compile(r"\$|[A-Za-z][A-Za-z'’]*")
 _NUMBER_WORDS = re.compile(r"(?i)^(?:and|a|half|halves|dozen|hundred|thousand|million|billion|zero|one|two|three|"
@@ -215,6 +216,9 @@ _NUMBER_WORDS = re.compile(r"(?i)^(?:and|a|half|halves|dozen|hundred|thousand|mi
                            r"thirds?|quarters?|fourths?|fifths?|sixths?|sevenths?|eighths?|ninths?|tenths?|twelfths?)$")
 
 
+_CARDINAL = re.compile(r"(?i)^(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+                       r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
+                       r"eighty|ninety)$")
 _COMPARATIVE = re.compile(r"(?i)^(?:more|less|fewer|longer|shorter|older|younger|faster|slower|higher|lower|"
                           r"cheaper|bigger|smaller|heavier|lighter|extra|additional|than)$")
 
@@ -231,6 +235,8 @@ def _noun_after(text: str) -> str:
         if _COMPARATIVE.match(lw):
             compared = True
             continue
+        if _CARDINAL.match(lw) and k > 0:
+            return ""  # "of the three in three years": the noun after another number is that number's
         if lw in _SKIP_WORDS or _NUMBER_WORDS.match(lw):
             continue
         if k + 1 < len(words) and _COMPARATIVE.match(words[k + 1]):
@@ -269,6 +275,8 @@ def given_noun(question: str, g: dict) -> str:
         noun = f"{_stem(words[0])}/{_stem(words[-1])}"
     if words and re.match(r"\s*(?:more|less|fewer|longer|shorter|older|younger|faster|slower|extra)\b", rest, re.I):
         noun += "+"  # "4 hours longer" is a difference, "4 hours" an amount
+    if not words and _TIMES_AFTER.match(rest):  # "three times as many", "3 times this number": a multiplier,
+        return "times"  # whatever noun follows (the solution's "three times as many homes" names the same one)
     if noun.rstrip("+") == "time":  # "three times as long" is a multiplier, "three times a day" a count
         nxt = re.match(r"\s*(?:times?\s+)?([A-Za-z]+)", rest)
         noun = f"time {nxt.group(1).lower()}" if nxt else noun
@@ -317,7 +325,7 @@ def literal_nouns(line: str, lit: Fraction) -> set[str]:
 
 
 def resolve_givens(chain: _Chain, gids: list[str], lit: Fraction, line: str,
-                   slots: int = 1) -> tuple[list[str], str]:
+                   slots: int = 1, sign: str = "") -> tuple[list[str], str]:
     """Which of several givens with the value `lit` the solution means, or none: never a guess. In order:
     givens that count the same thing (the same noun or unit) are interchangeable, and so are givens the step
     cites all of (`3 * 3` for "3 sprints 3 times a week"); else the noun the solution writes after the number
@@ -332,12 +340,16 @@ def resolve_givens(chain: _Chain, gids: list[str], lit: Fraction, line: str,
     hit = [g for g in gids if nouns[g] and nouns[g] in said]
     if hit and len({nouns[g] for g in hit}) == 1:
         return hit, ""
-    if not hit and said:  # "10 tapered candles" is the one the solution's "10 candles" names, not "$10.00"
+    if not hit and said and not any(g in chain.difference or g in chain.times for g in gids):
+        # "10 tapered candles" is the one the solution's "10 candles" names, not "$10.00" (a difference's words,
+        # "40 fewer corns than", name what it is compared with as much as what it counts: not read this way)
         hit = [g for g in gids if chain.windows.get(g, frozenset()) & said]
         if len(hit) == 1:
             return hit, ""
     unused = [g for g in gids if g not in chain.used]
-    if len(unused) == 1:
+    if len(unused) == 1 and (unused[0] not in chain.difference or chain.difference[unused[0]] == sign):
+        # each stated number is used once; a difference ("40 fewer corns than") only where the step goes its
+        # way (`60 - 40`): "80 + 40" adds the 40 cannolis again, whatever was cited before
         return unused, ""
     what = ", ".join(f"{g} ({nouns[g] or 'no noun'})" for g in gids)
     return gids, f"ambiguous: {number_text_short(lit)} could be {what}"
@@ -572,6 +584,16 @@ def _role(question: str, g: dict) -> str:
     return ""
 
 
+_LESS = re.compile(r"(?i)fewer|less|shorter|younger|lighter|slower|lower|cheaper|smaller")
+
+
+def _direction(question: str, g: dict) -> str:
+    """The sign a difference goes with when the solution works forward: "20 fewer than" subtracts, "5 more than"
+    adds."""
+    m = _THAN_AFTER.match(question[int(g.get("end", 0)):][:80])
+    return "-" if m and _LESS.search(m.group(0)) else "+"
+
+
 def _role_placed(chain: "_Chain", gid: str, tokens: Sequence[tuple[str, Any]], i: int) -> bool:
     """A multiplier ("three times as many") stands next to `*` or `/`; a difference ("20 fewer than") next to
     `+` or `-` and in no product: a given is cited only in the role its words give it."""
@@ -624,7 +646,8 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
         opts = _steps_or_givens(chain, opts, lit, line)
         gids = [o for o in opts if o in chain.env]
         same_here = sum(1 for j in slots if Fraction(tokens[j][1]) == lit)
-        kept, why = resolve_givens(chain, gids, lit, line, same_here)
+        sign = tokens[i - 1][1] if i > 0 and tokens[i - 1][0] == "op" else ""
+        kept, why = resolve_givens(chain, gids, lit, line, same_here, sign)
         if why:
             contested[n] = (gids, why)
         else:

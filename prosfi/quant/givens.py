@@ -8,7 +8,7 @@ What counts as a given, in text order (ids g1..gn):
 - number words: zero … nineteen, twenty … ninety, hundred, thousand, million, and their compounds
   ("twenty-five", "two hundred and fifty", "a hundred"); "half", "a half", "one and a half",
   "a third", "two thirds", "a quarter", "three quarters"; "a dozen", "dozen" (12), "half a dozen" (6);
-  "twice", "double", "triple", "thrice", "quadruple";
+  "twice", "double(s/d)", "triple(s/d)", "thrice", "quadruple(s/d)";
 - a unit when the word right after the number is one (see UNIT_WORDS and UNIT_ABBREVIATIONS:
   "120 km", "1.5 hours", "3 m/s", "20 °C", "5 miles per hour"). Counting nouns ("16 eggs") are not
   units: the given is a plain number. "degrees" alone is left unitless (angle or temperature is
@@ -51,8 +51,8 @@ _SCALES = {"hundred": 100, "thousand": 1000, "million": 10 ** 6, "billion": 10 *
 _PARTS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fourth": 4,
           "fourths": 4, "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6, "seventh": 7, "sevenths": 7, "eighth": 8,
           "eighths": 8, "ninth": 9, "ninths": 9, "tenth": 10, "tenths": 10, "twelfth": 12, "twelfths": 12}
-_MULTIPLES = {"twice": 2, "double": 2, "doubled": 2, "triple": 3, "tripled": 3, "thrice": 3,
-              "quadruple": 4, "quadrupled": 4}
+_MULTIPLES = {"twice": 2, "double": 2, "doubled": 2, "doubles": 2, "triple": 3, "tripled": 3, "triples": 3,
+              "thrice": 3, "quadruple": 4, "quadrupled": 4, "quadruples": 4}
 
 UNIT_WORDS = {
     **dict.fromkeys(("second", "seconds", "sec", "secs"), "s"),
