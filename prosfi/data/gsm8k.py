@@ -88,10 +88,13 @@ def normalise(expr: str) -> tuple[str, set[str]] | None:
         return None
     e = expr.replace("÷", "/").replace("−", "-").replace("–", "-").replace("—", "-").replace("^", "**")
     e = _TIMES.sub(" * ", e)
+    e = re.sub(r"(?<=[A-Za-z])\s+[x×X]\s+(?=[\d($.])", " * ", e)  # "5 pizzas x 12 slices"
     e = e.replace("$", "")
     e = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", e)
     # unit words attached to numbers ("20 miles", "$20/hour", "3 hours/week"): drop them
-    e = re.sub(r"(?<=[\d.)%])\s*[A-Za-z][A-Za-z'’]*(?:\s*/\s*[A-Za-z][A-Za-z'’]*)?(?=\s*(?:[-+*/)=]|$))", "", e)
+    e = re.sub(r"(?<=[\d.%])\s*(?:/|per\s+)[A-Za-z][A-Za-z'’]*(?=\s*(?:[-+*/)=]|$|\s[A-Za-z]))", "", e)  # "$600/month"
+    e = re.sub(r"(?<=[\d.)%])(?:\s*[A-Za-z][A-Za-z'’]*){1,2}(?:\s*/\s*[A-Za-z][A-Za-z'’]*|\s+per\s+[A-Za-z]+)?"
+               r"(?=\s*(?:[-+*/)=]|$))", "", e)
     percents: set[str] = set()
 
     def pct(m: re.Match) -> str:
@@ -149,9 +152,12 @@ def literal_value(expr: str) -> Fraction | None:
         return None
 
 
+# the words a number may carry in a plain equation: a unit or noun ("20 miles", "3 hours/week", "$600/month",
+# "12 slices per pizza", "25 total cars"), at most two words, never the operator x
+_UNIT_WORDS = r"(?:(?:/|per\s+)[A-Za-z]+\s*)?(?:(?![xX]\b)[A-Za-z]+(?:/[A-Za-z]+|\s+per\s+[A-Za-z]+)?\s*){0,2}"
 _PLAIN = re.compile(
-    r"(?P<lhs>[$(]*\s*" + _NUM + r"%?\s*(?:[A-Za-z]+(?:/[A-Za-z]+)?\s*)?\)*"
-    r"(?:(?:\s*(?:[-+*/÷×−–]|\bx\b|X)\s*|\s*(?=\())[$(]*\s*" + _NUM + r"%?\s*(?:[A-Za-z]+(?:/[A-Za-z]+)?\s*)?\)*)+)"
+    r"(?P<lhs>[$(]*\s*" + _NUM + r"%?\s*" + _UNIT_WORDS + r"\)*"
+    r"(?:(?:\s*(?:[-+*/÷×−–]|\bx\b|X)\s*|(?<=[\d.)%])\s*(?=\())[$(]*\s*" + _NUM + r"%?\s*" + _UNIT_WORDS + r"\)*)+)"
     r"\s*=\s*\$?\s*(?P<rhs>-?" + _NUM + r")(?P<pct>%?)")
 
 

@@ -226,7 +226,7 @@ _COMPARATIVE = re.compile(r"(?i)^(?:more|less|fewer|longer|shorter|older|younger
 def _noun_after(text: str) -> str:
     """The first word after a number that says what it counts ("9 inpatients" -> "inpatient", "$20" -> "$"),
     marked `+` when a comparative goes with it ("2 more pets", "4 hours longer": a difference, not an amount)."""
-    words = _WORD.findall(text[:60])
+    words = _WORD.findall(re.split(r"[.!?;]\s", text[:60] + " ", maxsplit=1)[0])  # within its sentence
     compared = False
     for k, w in enumerate(words):
         if w == "$":
@@ -312,6 +312,8 @@ def literal_nouns(line: str, lit: Fraction) -> set[str]:
         except (ValueError, ZeroDivisionError):
             continue
         if value != lit and not (g.unit == "cent" and value / 100 == lit):
+            continue
+        if g.unit == "percent":  # "30% less than Mitchel" names the 30%, not a 30 the step multiplies with
             continue
         if g.unit == "USD" or g.text.lstrip().startswith("$"):
             out.add("$")  # `$2 x 2`: the dollar sign is its noun, whatever follows
@@ -428,6 +430,13 @@ def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple
                 out += [("op", "*"), ("ref", fractions[1 / k])]
                 i += 2
                 continue
+            # "1 - 3/4 = 1/4 of the flights" computed, then `88 / 4`: that is `88 * s` (the fraction just computed)
+            part = next((st["key"] for st in reversed(chain.steps) if k and st["key"] not in chain.used
+                         and st["value"].dimensionless and _close(st["shown"], 1 / k)), None)
+            if k not in (0, 1) and part is not None and free(k):
+                out += [("op", "*"), ("ref", part)]
+                i += 2
+                continue
             # "two thirds of 9300" worked as `9300 / 3`, then `* 2`: `x / 3` is `x * g / 2`
             whole = next((g for f, g in fractions.items() if f.denominator == k and f.numerator != 1), None)
             if k not in (0, 1, 2) and free(k) and whole is not None and \
@@ -466,6 +475,25 @@ def fractions_all(chain: _Chain) -> dict[str, Fraction]:
 
 def fractions_inv(fractions: dict[Fraction, str]) -> dict[str, Fraction]:
     return {g: f for f, g in fractions.items()}
+
+
+def _drop_zero_terms(tokens: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """`3 + 4 + 0` (3 customers who buy nothing) -> `3 + 4`: a term 0 changes no value, and the chain rules
+    reject a step that carries one; only a whole term is dropped (`+ 0` not followed by `*`, `/`, `**`)."""
+    out = list(tokens)
+    k = 0
+    while k < len(out):
+        t = out[k]
+        nxt = out[k + 1] if k + 1 < len(out) else None
+        prev = out[k - 1] if k > 0 else None
+        zero = t[0] == "num" and Fraction(t[1]) == 0 and nxt not in (("op", "*"), ("op", "/"), ("op", "**"),
+                                                                       ("op", "//"))
+        if zero and prev in (("op", "+"), ("op", "-")) and (k < 2 or out[k - 2] not in (("op", "*"), ("op", "/"))):
+            del out[k - 1:k + 1]
+            k -= 1
+            continue
+        k += 1
+    return out
 
 
 def _ops(tokens: Sequence[tuple[str, Any]]) -> int:
@@ -836,7 +864,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
             first_issue = first_issue or f"parse: {expr!r}"
             refused[n_eq] = f"parse: {expr!r}"
             continue
-        tokens = _percent_rewrite(tokens, chain)
+        tokens = _percent_rewrite(_drop_zero_terms(tokens), chain)
         if sum(1 for t in tokens if t[0] != "op") <= 1:
             continue  # `<<40=40>>`: restates a number, not a computation
         grounded, v = _ground(chain, tokens, result, bool(getattr(info, "money", False)),
