@@ -635,6 +635,15 @@ def _role_placed(chain: "_Chain", gid: str, tokens: Sequence[tuple[str, Any]], i
     return True
 
 
+def _is_fraction(chain: "_Chain", key: str) -> bool:
+    """A given or step that is a part of a whole (a dimensionless value strictly between 0 and 1)."""
+    try:
+        v = chain.value_of(key)
+    except StopIteration:
+        return False
+    return v.dimensionless and 0 < v.mag < 1
+
+
 def _factor_placed(tokens: Sequence[tuple[str, Any]], i: int) -> bool:
     """A multiplier word ("twice", "triple") may only multiply: `x * g`, `g * x`, never `x / g` or `x + g`."""
     before = tokens[i - 1] if i > 0 else None
@@ -671,6 +680,9 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
             counted = [o for o in opts if o in chain.env and o not in chain.factor_only
                        and chain.nouns.get(o, "") not in literal_nouns(line, lit)]
             opts = [o for o in opts if o not in counted]
+        if lit == 1 and i + 2 < len(tokens) and tokens[i + 1] == ("op", "-") and tokens[i + 2][0] == "ref" and \
+                (i == 0 or tokens[i - 1][0] == "op") and _is_fraction(chain, tokens[i + 2][1]):
+            opts = [None]  # `1 - 3/4`: the whole, not "one day"
         opts = _steps_or_givens(chain, opts, lit, line)
         gids = [o for o in opts if o in chain.env]
         same_here = sum(1 for j in slots if Fraction(tokens[j][1]) == lit)
