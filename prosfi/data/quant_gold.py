@@ -452,14 +452,15 @@ def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple
                 out += [("op", "/"), ("ref", fractions[1 / k])]
                 i += 2
                 continue
+        # (the 1 of `1 + g` is the whole, a constant: kind "whole", which no given is looked for)
         if t[0] == "num" and not chain.candidates(Fraction(t[1])) and Fraction(t[1]) not in chain.constants:
             lit = Fraction(t[1])
             if (lit - 1) in fractions:
-                out += [("op", "("), ("num", "1"), ("op", "+"), ("ref", fractions[lit - 1]), ("op", ")")]
+                out += [("op", "("), ("whole", "1"), ("op", "+"), ("ref", fractions[lit - 1]), ("op", ")")]
                 i += 1
                 continue
             if (1 - lit) in fractions:
-                out += [("op", "("), ("num", "1"), ("op", "-"), ("ref", fractions[1 - lit]), ("op", ")")]
+                out += [("op", "("), ("whole", "1"), ("op", "-"), ("ref", fractions[1 - lit]), ("op", ")")]
                 i += 1
                 continue
         out.append(t)
