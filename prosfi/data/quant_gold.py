@@ -169,6 +169,7 @@ class _Chain:
             self.multiples = frozenset()
         self.steps: list[dict[str, Any]] = []  # {"key", "tokens", "value": Value, "shown": Fraction|float}
         self.used: set[str] = set()
+        self.lost: set[Fraction] = set()  # results of equations that gave no step
 
     def shown(self, v) -> Fraction | float:
         return v.magnitude_in()
@@ -684,6 +685,9 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
         if lit == 1 and i + 2 < len(tokens) and tokens[i + 1] == ("op", "-") and tokens[i + 2][0] == "ref" and \
                 (i == 0 or tokens[i - 1][0] == "op") and _is_fraction(chain, tokens[i + 2][1]):
             opts = [None]  # `1 - 3/4`: the whole, not "one day"
+        if lit in chain.lost:
+            # "7 - 4 = 3 remained" gave no step: a later 3 may be that result, so no given is cited for it
+            opts = [o for o in opts if o not in chain.env]
         opts = _steps_or_givens(chain, opts, lit, line)
         gids = [o for o in opts if o in chain.env]
         same_here = sum(1 for j in slots if Fraction(tokens[j][1]) == lit)
@@ -876,6 +880,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
         if tokens is None:
             first_issue = first_issue or f"parse: {expr!r}"
             refused[n_eq] = f"parse: {expr!r}"
+            chain.lost.add(result)
             continue
         tokens = _percent_rewrite(_drop_zero_terms(tokens), chain)
         if sum(1 for t in tokens if t[0] != "op") <= 1:
@@ -887,6 +892,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
                 continue  # `180 * 1`, `3 * 1`: the solution restates a number; later literals find the cited one
             first_issue = first_issue or f"{v} in {expr!r}"
             refused[n_eq] = f"{v} in {expr!r}"
+            chain.lost.add(result)
             continue
         text = _render(grounded)
         if any(_render(s["tokens"]) == text for s in chain.steps):
@@ -897,6 +903,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
             # later as a listed constant, but it is not a step
             first_issue = first_issue or f"literal-only: {expr!r} cites no given (a world fact)"
             refused[n_eq] = f"literal-only: {expr!r} cites no given (a world fact)"
+            chain.lost.add(result)
             continue
         if len(set(refs)) == 1 and _close(chain.shown(chain.value_of(refs[0])), chain.shown(v)) and \
                 chain.value_of(refs[0]).dims == v.dims:
@@ -907,6 +914,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
             first_issue = first_issue or (f"size: {expr!r} has more than {MAX_OPS} operations or {MAX_REFS} "
                                           "cited values")
             refused[n_eq] = f"size: {expr!r}"
+            chain.lost.add(result)
             continue
         key = f"s{len(chain.steps) + 1}"
         chain.steps.append({"key": key, "tokens": grounded, "value": v, "shown": chain.shown(v), "eq": n_eq,
