@@ -106,3 +106,21 @@ def test_there_and_back_licenses_one_doubling_and_nothing_elsewhere():
     assert not is_licensed_multiple(2, "He drove there and backed into a post.")
     assert not is_licensed_multiple(2, "He went back there.")
     assert is_licensed_multiple(2, "He walks there and back.")
+
+
+def test_a_number_an_unread_equation_computed_is_never_read_as_a_given(records):
+    # `12-9` (clock times) gives no step, so the 2 hours of `3-1` cannot be computed; the old reading cited
+    # "twice" for them (`2*30` as g3 * s1): a gold trace citing another quantity of the same number
+    assert "gold_steps" not in records[11].extra
+
+
+def test_rates_in_plain_text_a_complement_and_a_zero_term(records):
+    # "$600/month * 12 months/year = $7200"; the 1 of `1 - 3/4` is the whole, not "one customer"; `+ 0` dropped
+    p = records[12]
+    assert _exprs(p) == ["g1 * 12", "1 - g3", "s1 * s2"] and p.givens[1]["text"] == "one"
+    assert score_batch([p], [gold_completion(p)], NO_VERIFIER)[0].reward == 1.0
+    assert [(e.expr, e.result) for e in equations("She earns $600/month * 12 months/year = $7200 in a year.")] == \
+        [("600 * 12", 7200)]
+    assert [(e.expr, e.result) for e in equations("5 pizzas x 12 slices per pizza = 60 slices")] == [("5 * 12", 60)]
+    assert [(e.expr, e.result) for e in equations("3600km as a percentage of 6000km is (3600/6000)*100% = 60%")] == \
+        [("(3600/6000)*(100/100)", Fraction(3, 5))]  # not "6000km is (..." as implicit multiplication

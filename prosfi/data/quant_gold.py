@@ -624,7 +624,7 @@ def _direction(question: str, g: dict) -> str:
     return "-" if m and _LESS.search(m.group(0)) else "+"
 
 
-def _role_placed(chain: "_Chain", gid: str, tokens: Sequence[tuple[str, Any]], i: int) -> bool:
+def _role_placed(chain: _Chain, gid: str, tokens: Sequence[tuple[str, Any]], i: int) -> bool:
     """A multiplier ("three times as many") stands next to `*` or `/`; a difference ("20 fewer than") next to
     `+` or `-` and in no product: a given is cited only in the role its words give it."""
     before = tokens[i - 1] if i > 0 else None
@@ -637,7 +637,7 @@ def _role_placed(chain: "_Chain", gid: str, tokens: Sequence[tuple[str, Any]], i
     return True
 
 
-def _is_fraction(chain: "_Chain", key: str) -> bool:
+def _is_fraction(chain: _Chain, key: str) -> bool:
     """A given or step that is a part of a whole (a dimensionless value strictly between 0 and 1)."""
     try:
         v = chain.value_of(key)
