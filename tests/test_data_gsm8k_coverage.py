@@ -14,7 +14,7 @@ from prosfi.data.gsm8k import equations, load_gsm8k
 from prosfi.data.problem import Problem
 from prosfi.data.quant_gold import gold_completion
 from prosfi.quant import extract_givens
-from prosfi.quant.grounding import is_licensed_multiple
+from prosfi.quant.grounding import allowed_constant, is_licensed_multiple
 from prosfi.rewards.config import RewardConfig
 from prosfi.rewards.score import score_batch
 
@@ -124,3 +124,20 @@ def test_rates_in_plain_text_a_complement_and_a_zero_term(records):
     assert [(e.expr, e.result) for e in equations("5 pizzas x 12 slices per pizza = 60 slices")] == [("5 * 12", 60)]
     assert [(e.expr, e.result) for e in equations("3600km as a percentage of 6000km is (3600/6000)*100% = 60%")] == \
         [("(3600/6000)*(100/100)", Fraction(3, 5))]  # not "6000km is (..." as implicit multiplication
+
+
+def test_weekday_licenses_five_as_dozen_licenses_twelve_and_only_there():
+    q = "Judy teaches 4 classes every weekday and 8 classes on Saturday. How many classes does she teach in a week?"
+    judy = _problem(q, [(4, "4"), (8, "8")], 28)
+    assert _reward(judy, [step("s1", "g1 * 5", 20), step("s2", "s1 + g2", 28)], "28") == [1.0, 1.0]
+    # x 25 is two conversions by 5: one word states one
+    twice = _problem(q, [(4, "4"), (8, "8")], 108)
+    assert max(_reward(twice, [step("s1", "g1 * 5", 20), step("s2", "s1 * 5", 100), step("s3", "s2 + g2", 108)],
+                       "108")) < 1
+    # without the word, 5 is an invented number, as a literal or as a multiple
+    days = _problem(q.replace("every weekday", "every day"), [(4, "4"), (8, "8")], 28)
+    assert max(_reward(days, [step("s1", "g1 * 5", 20), step("s2", "s1 + g2", 28)], "28")) < 1
+    assert max(_reward(days, [step("s1", "g1 + g1 + g1 + g1 + g1", 20), step("s2", "s1 + g2", 28)], "28")) < 1
+    # whole words: "weekdays" is the word, "midweek day" is not
+    assert allowed_constant(5, "He rests on weekdays.") and not allowed_constant(5, "a midweek day off")
+    assert not allowed_constant(4, "He works 4 weeks a month.")  # an approximate conversion is not listed
