@@ -141,3 +141,10 @@ def test_weekday_licenses_five_as_dozen_licenses_twelve_and_only_there():
     # whole words: "weekdays" is the word, "midweek day" is not
     assert allowed_constant(5, "He rests on weekdays.") and not allowed_constant(5, "a midweek day off")
     assert not allowed_constant(4, "He works 4 weeks a month.")  # an approximate conversion is not listed
+
+
+def test_a_doubling_the_line_states_is_the_stated_multiple_not_a_counted_two(records):
+    # "half as many ... so 20 * 2": the 2 undoes the stated half; "2 buses" is another 2 (the old reading cited it)
+    p = records[13]
+    assert _exprs(p) == ["g2 * 2"] and p.givens[0]["text"] == "2"
+    assert score_batch([p], [gold_completion(p)], NO_VERIFIER)[0].reward == 1.0

@@ -637,6 +637,9 @@ def _role_placed(chain: _Chain, gid: str, tokens: Sequence[tuple[str, Any]], i: 
     return True
 
 
+_HALF_OR_TWICE = re.compile(r"(?i)\b(?:half|twice|double|doubled)\b")
+
+
 def _is_fraction(chain: _Chain, key: str) -> bool:
     """A given or step that is a part of a whole (a dimensionless value strictly between 0 and 1)."""
     try:
@@ -677,7 +680,10 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
         # 10 points"), so it only gives way where another given or result has the number
         opts = [o for o in opts if o in placed or (o in chain.difference and not [p for p in placed if p])]
         opts = [o for o in opts if o not in chain.env or not _unit_contradicts(chain, o, lit, line)]
-        if lit == 2 and i > 0 and tokens[i - 1] == ("op", "/") and 2 in chain.multiples and lit in chain.constants:
+        undo = tokens[i - 1:i] == [("op", "*")] and _HALF_OR_TWICE.search(line or "")
+        if lit == 2 and i > 0 and (tokens[i - 1] == ("op", "/") or undo) and 2 in chain.multiples and \
+                lit in chain.constants:
+            # (and "flies half as much as the first, so the first makes 44 * 2": the line states the doubling)
             # "half that distance": 60 / 2 is the halving the problem states, not its "two trains"
             counted = [o for o in opts if o in chain.env and o not in chain.factor_only
                        and chain.nouns.get(o, "") not in literal_nouns(line, lit)]
