@@ -3,8 +3,9 @@
 What counts as a given, in text order (ids g1..gn):
 - numerals: 16, 1,000, 2.5, .5, -3 (a minus sign only at the start of a word), 1/2, 2 1/2, 3rd,
   1.5e3, 3.0 × 10^8 (also x, *, \times, 10^{-3});
-  `$5`, `$1.5 million` (USD); `25%`, `25 percent` (percent); `2 million` (scaled); "3 dozen" is the
-  given 3 (solutions write 3 * 12 and "$68 per dozen" * 3), "a dozen" alone is 12;
+  `$5`, `$1.5 million`, `60 more dollars` (USD; `5 fewer cents` in cents); `25%`, `25 percent` (percent);
+  `2 million` (scaled); "3 dozen" is the given 3 (solutions write 3 * 12 and "$68 per dozen" * 3), "a dozen"
+  alone is 12;
 - number words: zero … nineteen, twenty … ninety, hundred, thousand, million, and their compounds
   ("twenty-five", "two hundred and fifty", "a hundred"); "half", "a half", "one and a half",
   "a third", "two thirds", "a quarter", "three quarters"; "a dozen", "dozen" (12), "half a dozen" (6);
