@@ -88,10 +88,13 @@ def normalise(expr: str) -> tuple[str, set[str]] | None:
         return None
     e = expr.replace("÷", "/").replace("−", "-").replace("–", "-").replace("—", "-").replace("^", "**")
     e = _TIMES.sub(" * ", e)
+    e = re.sub(r"(?<=[A-Za-z])\s+[x×X]\s+(?=[\d($.])", " * ", e)  # "5 pizzas x 12 slices"
     e = e.replace("$", "")
     e = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", e)
     # unit words attached to numbers ("20 miles", "$20/hour", "3 hours/week"): drop them
-    e = re.sub(r"(?<=[\d.)%])\s*[A-Za-z][A-Za-z'’]*(?:\s*/\s*[A-Za-z][A-Za-z'’]*)?(?=\s*(?:[-+*/)=]|$))", "", e)
+    e = re.sub(r"(?<=[\d.%])\s*(?:/|per\s+)[A-Za-z][A-Za-z'’]*(?=\s*(?:[-+*/)=]|$|\s[A-Za-z]))", "", e)  # "$600/month"
+    e = re.sub(r"(?<=[\d.)%])(?:\s*[A-Za-z][A-Za-z'’]*){1,2}(?:\s*/\s*[A-Za-z][A-Za-z'’]*|\s+per\s+[A-Za-z]+)?"
+               r"(?=\s*(?:[-+*/)=]|$))", "", e)
     percents: set[str] = set()
 
     def pct(m: re.Match) -> str:
@@ -149,9 +152,12 @@ def literal_value(expr: str) -> Fraction | None:
         return None
 
 
+# the words a number may carry in a plain equation: a unit or noun ("20 miles", "3 hours/week", "$600/month",
+# "12 slices per pizza", "25 total cars"), at most two words, never the operator x
+_UNIT_WORDS = r"(?:(?:/|per\s+)[A-Za-z]+\s*)?(?:(?![xX]\b)[A-Za-z]+(?:/[A-Za-z]+|\s+per\s+[A-Za-z]+)?\s*){0,2}"
 _PLAIN = re.compile(
-    r"(?P<lhs>[$(]*\s*" + _NUM + r"%?\s*(?:[A-Za-z]+(?:/[A-Za-z]+)?\s*)?\)*"
-    r"(?:(?:\s*(?:[-+*/÷×−–]|\bx\b|X)\s*|\s*(?=\())[$(]*\s*" + _NUM + r"%?\s*(?:[A-Za-z]+(?:/[A-Za-z]+)?\s*)?\)*)+)"
+    r"(?P<lhs>[$(]*\s*" + _NUM + r"%?\s*" + _UNIT_WORDS + r"\)*"
+    r"(?:(?:\s*(?:[-+*/÷×−–]|\bx\b|X)\s*|(?<=[\d.)%])\s*(?=\())[$(]*\s*" + _NUM + r"%?\s*" + _UNIT_WORDS + r"\)*)+)"
     r"\s*=\s*\$?\s*(?P<rhs>-?" + _NUM + r")(?P<pct>%?)")
 
 
@@ -165,6 +171,49 @@ def _dollars(line: str, value: Fraction) -> bool:
         if parse_number(m.group(1) or m.group(2)) == value:
             return True
     return False
+
+
+_MIDDLE = re.compile(r"=\s*(?P<mid>\$?\s*(?P<b0>" + _NUM + r")\s*(?:[-+*/÷×x]\s*\$?\s*\(?\s*" + _NUM +
+                     r"\s*\)?\s*|\(\s*" + _NUM + r"\s*\)\s*)+)(?==)")
+_FRACTION_RHS = re.compile(r"=\s*(\d+)\s*/\s*(\d+)(?![\d/.])")
+
+
+def _plain_value(text: str) -> Fraction | None:
+    norm = normalise(text)
+    return None if norm is None else literal_value(norm[0])
+
+
+def _unchain(plain: str) -> str:
+    """Chained plain equations as people write them, rewritten to the plain `lhs = rhs` the equation reader
+    takes: `5+2(3)=5+6=11` (the middle restates the left side) -> `5+2(3)=11`; a run-on `2 x 3 = 6 + 4 = 10`
+    (the middle goes on from the left side's result) -> `2 x 3 = 6, 6 + 4 = 10`; a fraction result
+    `1 - 3/4 = 1/4` -> `1 - 3/4 = 0.25` (exact: a quarter is 0.25). Every equation read from the result is still
+    checked against its own arithmetic."""
+    def frac(m: re.Match) -> str:
+        den = int(m.group(2))
+        if den == 0:
+            return m.group(0)
+        x = Fraction(int(m.group(1)), den)
+        text = number_text(x)
+        return m.group(0) if "/" in text else f"= {text}"  # 1/3 has no exact decimal: left as it is
+
+    plain = _FRACTION_RHS.sub(frac, plain)
+    for _ in range(8):  # a line chains a few equalities at most
+        m = _MIDDLE.search(plain)
+        if m is None:
+            break
+        mid_value = _plain_value(m.group("mid"))
+        left = plain[:m.start()]
+        lhs = re.search(r"[\d.$()%+\-*/÷×x ]+$", left)
+        lhs_value = _plain_value(lhs.group(0)) if lhs else None
+        b0 = parse_number(m.group("b0"))
+        if lhs_value is not None and mid_value is not None and lhs_value == mid_value:
+            plain = plain[:m.start()] + plain[m.end():]  # `A = B = C`, B a rewriting of A: `A = C`
+        elif lhs_value is not None and b0 is not None and lhs_value == b0:
+            plain = plain[:m.start()] + f"= {m.group('b0')}, " + plain[m.start("mid"):]  # run-on
+        else:
+            break
+    return plain
 
 
 def equations(solution: str) -> list[Equation]:
@@ -193,6 +242,7 @@ def equations(solution: str) -> list[Equation]:
                                 line))
         plain = _ANNOTATION.sub(" ", line)
         plain = re.sub(r"(?<=\d)\s*/\s*\$", "/", plain)
+        plain = _unchain(plain)
         for m in _PLAIN.finditer(plain):
             value = parse_number(m.group("rhs"))
             norm = normalise(m.group("lhs"))

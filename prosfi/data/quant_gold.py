@@ -153,7 +153,13 @@ class _Chain:
                 self.percent[gid] = self.written[gid]
         self.texts = {str(g["id"]): str(g.get("text") or "") for g in problem.givens}
         self.nouns = {str(g["id"]): given_noun(problem.question, g) for g in problem.givens}
+        self.windows = {str(g["id"]): noun_window(problem.question, g) for g in problem.givens}
         self.factor_only = {str(g["id"]) for g in problem.givens if _FACTOR_WORD.fullmatch(str(g.get("text") or ""))}
+        # "three times as many": a multiplier (a factor or a divisor, never a term); "20 fewer cards than": a
+        # difference (a term, never a factor): the role a given's own words give it
+        self.times = {str(g["id"]) for g in problem.givens if _role(problem.question, g) == "times"}
+        self.difference = {str(g["id"]): _direction(problem.question, g) for g in problem.givens
+                           if _role(problem.question, g) == "difference"}
         self.constants = allowed_constants(problem)
         try:
             from prosfi.quant.grounding import licensed_factors
@@ -163,6 +169,7 @@ class _Chain:
             self.multiples = frozenset()
         self.steps: list[dict[str, Any]] = []  # {"key", "tokens", "value": Value, "shown": Fraction|float}
         self.used: set[str] = set()
+        self.lost: set[Fraction] = set()  # results of equations that gave no step
 
     def shown(self, v) -> Fraction | float:
         return v.magnitude_in()
@@ -201,7 +208,7 @@ class _Chain:
         return next(s["value"] for s in self.steps if s["key"] == key)
 
 
-_FACTOR_WORD = re.compile(r"(?i)twice|double|doubled|triple|tripled|thrice|quadruple|quadrupled")
+_FACTOR_WORD = re.compile(r"(?i)twice|double[sd]?|triple[sd]?|thrice|quadruple[sd]?")
 _SKIP_WORDS = frozenset("more less of per a an the each and than times extra other additional fewer".split())
 _WORD = re.compile(r"\$|[A-Za-z][A-Za-z'’]*")
 _NUMBER_WORDS = re.compile(r"(?i)^(?:and|a|half|halves|dozen|hundred|thousand|million|billion|zero|one|two|three|"
@@ -210,6 +217,9 @@ _NUMBER_WORDS = re.compile(r"(?i)^(?:and|a|half|halves|dozen|hundred|thousand|mi
                            r"thirds?|quarters?|fourths?|fifths?|sixths?|sevenths?|eighths?|ninths?|tenths?|twelfths?)$")
 
 
+_CARDINAL = re.compile(r"(?i)^(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+                       r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
+                       r"eighty|ninety)$")
 _COMPARATIVE = re.compile(r"(?i)^(?:more|less|fewer|longer|shorter|older|younger|faster|slower|higher|lower|"
                           r"cheaper|bigger|smaller|heavier|lighter|extra|additional|than)$")
 
@@ -217,7 +227,7 @@ _COMPARATIVE = re.compile(r"(?i)^(?:more|less|fewer|longer|shorter|older|younger
 def _noun_after(text: str) -> str:
     """The first word after a number that says what it counts ("9 inpatients" -> "inpatient", "$20" -> "$"),
     marked `+` when a comparative goes with it ("2 more pets", "4 hours longer": a difference, not an amount)."""
-    words = _WORD.findall(text[:60])
+    words = _WORD.findall(re.split(r"[.!?;]\s", text[:60] + " ", maxsplit=1)[0])  # within its sentence
     compared = False
     for k, w in enumerate(words):
         if w == "$":
@@ -226,6 +236,8 @@ def _noun_after(text: str) -> str:
         if _COMPARATIVE.match(lw):
             compared = True
             continue
+        if _CARDINAL.match(lw) and k > 0:
+            return ""  # "of the three in three years": the noun after another number is that number's
         if lw in _SKIP_WORDS or _NUMBER_WORDS.match(lw):
             continue
         if k + 1 < len(words) and _COMPARATIVE.match(words[k + 1]):
@@ -264,10 +276,26 @@ def given_noun(question: str, g: dict) -> str:
         noun = f"{_stem(words[0])}/{_stem(words[-1])}"
     if words and re.match(r"\s*(?:more|less|fewer|longer|shorter|older|younger|faster|slower|extra)\b", rest, re.I):
         noun += "+"  # "4 hours longer" is a difference, "4 hours" an amount
+    if not words and _TIMES_AFTER.match(rest):  # "three times as many", "3 times this number": a multiplier,
+        return "times"  # whatever noun follows (the solution's "three times as many homes" names the same one)
     if noun.rstrip("+") == "time":  # "three times as long" is a multiplier, "three times a day" a count
         nxt = re.match(r"\s*(?:times?\s+)?([A-Za-z]+)", rest)
         noun = f"time {nxt.group(1).lower()}" if nxt else noun
     return noun
+
+
+def noun_window(question: str, g: dict) -> frozenset[str]:
+    """The words that may name what a given counts: up to three words right after it, up to the first
+    punctuation or comparison ("10 tapered candles" -> {"tapered", "candle"}), stemmed; none for money."""
+    if str(g.get("text") or "").lstrip().startswith("$") or str(g.get("unit") or "") in ("USD", "cent"):
+        return frozenset()
+    try:
+        rest = question[int(g.get("end", 0)):][:60]
+    except (TypeError, ValueError):
+        return frozenset()
+    rest = re.split(r"[.,;:?!()\d]|\b(?:than|and|or|of|per|each|for|to|in|on|at|with)\b", rest, maxsplit=1)[0]
+    words = [w.lower() for w in _WORD.findall(rest) if w != "$"][:3]
+    return frozenset(_stem(w) for w in words if w not in _SKIP_WORDS and not _NUMBER_WORDS.match(w))
 
 
 def literal_nouns(line: str, lit: Fraction) -> set[str]:
@@ -286,6 +314,8 @@ def literal_nouns(line: str, lit: Fraction) -> set[str]:
             continue
         if value != lit and not (g.unit == "cent" and value / 100 == lit):
             continue
+        if g.unit == "percent":  # "30% less than Mitchel" names the 30%, not a 30 the step multiplies with
+            continue
         if g.unit == "USD" or g.text.lstrip().startswith("$"):
             out.add("$")  # `$2 x 2`: the dollar sign is its noun, whatever follows
             continue
@@ -298,7 +328,7 @@ def literal_nouns(line: str, lit: Fraction) -> set[str]:
 
 
 def resolve_givens(chain: _Chain, gids: list[str], lit: Fraction, line: str,
-                   slots: int = 1) -> tuple[list[str], str]:
+                   slots: int = 1, sign: str = "") -> tuple[list[str], str]:
     """Which of several givens with the value `lit` the solution means, or none: never a guess. In order:
     givens that count the same thing (the same noun or unit) are interchangeable, and so are givens the step
     cites all of (`3 * 3` for "3 sprints 3 times a week"); else the noun the solution writes after the number
@@ -313,8 +343,16 @@ def resolve_givens(chain: _Chain, gids: list[str], lit: Fraction, line: str,
     hit = [g for g in gids if nouns[g] and nouns[g] in said]
     if hit and len({nouns[g] for g in hit}) == 1:
         return hit, ""
+    if not hit and said and not any(g in chain.difference or g in chain.times for g in gids):
+        # "10 tapered candles" is the one the solution's "10 candles" names, not "$10.00" (a difference's words,
+        # "40 fewer corns than", name what it is compared with as much as what it counts: not read this way)
+        hit = [g for g in gids if chain.windows.get(g, frozenset()) & said]
+        if len(hit) == 1:
+            return hit, ""
     unused = [g for g in gids if g not in chain.used]
-    if len(unused) == 1:
+    if len(unused) == 1 and (unused[0] not in chain.difference or chain.difference[unused[0]] == sign):
+        # each stated number is used once; a difference ("40 fewer corns than") only where the step goes its
+        # way (`60 - 40`): "80 + 40" adds the 40 cannolis again, whatever was cited before
         return unused, ""
     what = ", ".join(f"{g} ({nouns[g] or 'no noun'})" for g in gids)
     return gids, f"ambiguous: {number_text_short(lit)} could be {what}"
@@ -393,6 +431,13 @@ def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple
                 out += [("op", "*"), ("ref", fractions[1 / k])]
                 i += 2
                 continue
+            # "1 - 3/4 = 1/4 of the flights" computed, then `88 / 4`: that is `88 * s` (the fraction just computed)
+            part = next((st["key"] for st in reversed(chain.steps) if k and st["key"] not in chain.used
+                         and st["value"].dimensionless and _close(st["shown"], 1 / k)), None)
+            if k not in (0, 1) and part is not None and free(k):
+                out += [("op", "*"), ("ref", part)]
+                i += 2
+                continue
             # "two thirds of 9300" worked as `9300 / 3`, then `* 2`: `x / 3` is `x * g / 2`
             whole = next((g for f, g in fractions.items() if f.denominator == k and f.numerator != 1), None)
             if k not in (0, 1, 2) and free(k) and whole is not None and \
@@ -408,14 +453,15 @@ def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple
                 out += [("op", "/"), ("ref", fractions[1 / k])]
                 i += 2
                 continue
+        # (the 1 of `1 + g` is the whole, a constant: kind "whole", which no given is looked for)
         if t[0] == "num" and not chain.candidates(Fraction(t[1])) and Fraction(t[1]) not in chain.constants:
             lit = Fraction(t[1])
             if (lit - 1) in fractions:
-                out += [("op", "("), ("num", "1"), ("op", "+"), ("ref", fractions[lit - 1]), ("op", ")")]
+                out += [("op", "("), ("whole", "1"), ("op", "+"), ("ref", fractions[lit - 1]), ("op", ")")]
                 i += 1
                 continue
             if (1 - lit) in fractions:
-                out += [("op", "("), ("num", "1"), ("op", "-"), ("ref", fractions[1 - lit]), ("op", ")")]
+                out += [("op", "("), ("whole", "1"), ("op", "-"), ("ref", fractions[1 - lit]), ("op", ")")]
                 i += 1
                 continue
         out.append(t)
@@ -431,6 +477,25 @@ def fractions_all(chain: _Chain) -> dict[str, Fraction]:
 
 def fractions_inv(fractions: dict[Fraction, str]) -> dict[str, Fraction]:
     return {g: f for f, g in fractions.items()}
+
+
+def _drop_zero_terms(tokens: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """`3 + 4 + 0` (3 customers who buy nothing) -> `3 + 4`: a term 0 changes no value, and the chain rules
+    reject a step that carries one; only a whole term is dropped (`+ 0` not followed by `*`, `/`, `**`)."""
+    out = list(tokens)
+    k = 0
+    while k < len(out):
+        t = out[k]
+        nxt = out[k + 1] if k + 1 < len(out) else None
+        prev = out[k - 1] if k > 0 else None
+        zero = t[0] == "num" and Fraction(t[1]) == 0 and nxt not in (("op", "*"), ("op", "/"), ("op", "**"),
+                                                                       ("op", "//"))
+        if zero and prev in (("op", "+"), ("op", "-")) and (k < 2 or out[k - 2] not in (("op", "*"), ("op", "/"))):
+            del out[k - 1:k + 1]
+            k -= 1
+            continue
+        k += 1
+    return out
 
 
 def _ops(tokens: Sequence[tuple[str, Any]]) -> int:
@@ -522,6 +587,68 @@ def _unit_contradicts(chain: _Chain, gid: str, lit: Fraction, line: str) -> bool
     return bool(said) and said <= _UNIT_NOUNS and noun not in said
 
 
+_COMPARED = (r"more|fewer|less|longer|shorter|older|younger|taller|heavier|lighter|faster|slower|higher|lower|"
+             r"cheaper|larger|bigger|smaller|greater")
+_TIMES_AFTER = re.compile(r"\s+times\s+(?:as|that|the|what|his|her|their|its|this|those|these|how|" + _COMPARED +
+                          r")\b", re.IGNORECASE)
+_FILLER = r"(?!times?\b|percent\b|%)[A-Za-z][A-Za-z'’-]*"  # a noun or adjective between ("20 fewer cards than")
+_THAN_AFTER = re.compile(r"(?:\s+" + _FILLER + r"){0,2}?\s+(?:" + _COMPARED + r")\s+(?:" + _FILLER + r"\s+){0,2}?than\b",
+                         re.IGNORECASE)
+
+
+def _role(question: str, g: dict) -> str:
+    """'times' when the question's words make the given a multiplier ("three times as many", "5 times the
+    number"), 'difference' when a comparison with "than" follows it ("20 fewer cards than", "4 hours longer
+    than", "$5 more than"), else ''. A plain number, a dollar amount or a count of anything else has no role."""
+    try:
+        rest = question[int(g.get("end", 0)):][:80]
+        whole = Fraction(str(g.get("value"))).denominator == 1
+    except (TypeError, ValueError, ZeroDivisionError):
+        return ""
+    if str(g.get("unit") or "") in ("percent", "%") or not whole:  # "60% more than", "1/4 times more": factors
+        return ""
+    if _TIMES_AFTER.match(rest):
+        return "times"
+    if _THAN_AFTER.match(rest):
+        return "difference"
+    return ""
+
+
+_LESS = re.compile(r"(?i)fewer|less|shorter|younger|lighter|slower|lower|cheaper|smaller")
+
+
+def _direction(question: str, g: dict) -> str:
+    """The sign a difference goes with when the solution works forward: "20 fewer than" subtracts, "5 more than"
+    adds."""
+    m = _THAN_AFTER.match(question[int(g.get("end", 0)):][:80])
+    return "-" if m and _LESS.search(m.group(0)) else "+"
+
+
+def _role_placed(chain: _Chain, gid: str, tokens: Sequence[tuple[str, Any]], i: int) -> bool:
+    """A multiplier ("three times as many") stands next to `*` or `/`; a difference ("20 fewer than") next to
+    `+` or `-` and in no product: a given is cited only in the role its words give it."""
+    before = tokens[i - 1] if i > 0 else None
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    near = {t[1] for t in (before, after) if t is not None and t[0] == "op"}
+    if gid in chain.times:
+        return bool(near & {"*", "/"})
+    if gid in chain.difference:
+        return bool(near & {"+", "-"}) and not near & {"*", "/", "**"}
+    return True
+
+
+_HALF_OR_TWICE = re.compile(r"(?i)\b(?:half|twice|double|doubled)\b")
+
+
+def _is_fraction(chain: _Chain, key: str) -> bool:
+    """A given or step that is a part of a whole (a dimensionless value strictly between 0 and 1)."""
+    try:
+        v = chain.value_of(key)
+    except StopIteration:
+        return False
+    return v.dimensionless and 0 < v.mag < 1
+
+
 def _factor_placed(tokens: Sequence[tuple[str, Any]], i: int) -> bool:
     """A multiplier word ("twice", "triple") may only multiply: `x * g`, `g * x`, never `x / g` or `x + g`."""
     before = tokens[i - 1] if i > 0 else None
@@ -548,16 +675,30 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
         lit = Fraction(tokens[i][1])
         opts: list[Any] = list(dict.fromkeys(chain.candidates(lit)))
         opts = [o for o in opts if o not in chain.factor_only or _factor_placed(tokens, i)]
+        placed = [o for o in opts if o not in chain.env or _role_placed(chain, o, tokens, i)]
+        # a multiplier is never a term; a difference ("20 fewer cards than") may be a factor ("8 fewer enemies *
+        # 10 points"), so it only gives way where another given or result has the number
+        opts = [o for o in opts if o in placed or (o in chain.difference and not [p for p in placed if p])]
         opts = [o for o in opts if o not in chain.env or not _unit_contradicts(chain, o, lit, line)]
-        if lit == 2 and i > 0 and tokens[i - 1] == ("op", "/") and 2 in chain.multiples and lit in chain.constants:
+        undo = tokens[i - 1:i] == [("op", "*")] and _HALF_OR_TWICE.search(line or "")
+        if lit == 2 and i > 0 and (tokens[i - 1] == ("op", "/") or undo) and 2 in chain.multiples and \
+                lit in chain.constants:
+            # (and "flies half as much as the first, so the first makes 44 * 2": the line states the doubling)
             # "half that distance": 60 / 2 is the halving the problem states, not its "two trains"
             counted = [o for o in opts if o in chain.env and o not in chain.factor_only
                        and chain.nouns.get(o, "") not in literal_nouns(line, lit)]
             opts = [o for o in opts if o not in counted]
+        if lit == 1 and i + 2 < len(tokens) and tokens[i + 1] == ("op", "-") and tokens[i + 2][0] == "ref" and \
+                (i == 0 or tokens[i - 1][0] == "op") and _is_fraction(chain, tokens[i + 2][1]):
+            opts = [None]  # `1 - 3/4`: the whole, not "one day"
+        if lit in chain.lost:
+            # "7 - 4 = 3 remained" gave no step: a later 3 may be that result, so no given is cited for it
+            opts = [o for o in opts if o not in chain.env]
         opts = _steps_or_givens(chain, opts, lit, line)
         gids = [o for o in opts if o in chain.env]
         same_here = sum(1 for j in slots if Fraction(tokens[j][1]) == lit)
-        kept, why = resolve_givens(chain, gids, lit, line, same_here)
+        sign = tokens[i - 1][1] if i > 0 and tokens[i - 1][0] == "op" else ""
+        kept, why = resolve_givens(chain, gids, lit, line, same_here, sign)
         if why:
             contested[n] = (gids, why)
         else:
@@ -745,8 +886,9 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
         if tokens is None:
             first_issue = first_issue or f"parse: {expr!r}"
             refused[n_eq] = f"parse: {expr!r}"
+            chain.lost.add(result)
             continue
-        tokens = _percent_rewrite(tokens, chain)
+        tokens = _percent_rewrite(_drop_zero_terms(tokens), chain)
         if sum(1 for t in tokens if t[0] != "op") <= 1:
             continue  # `<<40=40>>`: restates a number, not a computation
         grounded, v = _ground(chain, tokens, result, bool(getattr(info, "money", False)),
@@ -756,6 +898,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
                 continue  # `180 * 1`, `3 * 1`: the solution restates a number; later literals find the cited one
             first_issue = first_issue or f"{v} in {expr!r}"
             refused[n_eq] = f"{v} in {expr!r}"
+            chain.lost.add(result)
             continue
         text = _render(grounded)
         if any(_render(s["tokens"]) == text for s in chain.steps):
@@ -766,6 +909,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
             # later as a listed constant, but it is not a step
             first_issue = first_issue or f"literal-only: {expr!r} cites no given (a world fact)"
             refused[n_eq] = f"literal-only: {expr!r} cites no given (a world fact)"
+            chain.lost.add(result)
             continue
         if len(set(refs)) == 1 and _close(chain.shown(chain.value_of(refs[0])), chain.shown(v)) and \
                 chain.value_of(refs[0]).dims == v.dims:
@@ -776,6 +920,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
             first_issue = first_issue or (f"size: {expr!r} has more than {MAX_OPS} operations or {MAX_REFS} "
                                           "cited values")
             refused[n_eq] = f"size: {expr!r}"
+            chain.lost.add(result)
             continue
         key = f"s{len(chain.steps) + 1}"
         chain.steps.append({"key": key, "tokens": grounded, "value": v, "shown": chain.shown(v), "eq": n_eq,

@@ -3,12 +3,13 @@
 What counts as a given, in text order (ids g1..gn):
 - numerals: 16, 1,000, 2.5, .5, -3 (a minus sign only at the start of a word), 1/2, 2 1/2, 3rd,
   1.5e3, 3.0 × 10^8 (also x, *, \times, 10^{-3});
-  `$5`, `$1.5 million` (USD); `25%`, `25 percent` (percent); `2 million` (scaled); "3 dozen" is the
-  given 3 (solutions write 3 * 12 and "$68 per dozen" * 3), "a dozen" alone is 12;
+  `$5`, `$1.5 million`, `60 more dollars` (USD; `5 fewer cents` in cents); `25%`, `25 percent` (percent);
+  `2 million` (scaled); "3 dozen" is the given 3 (solutions write 3 * 12 and "$68 per dozen" * 3), "a dozen"
+  alone is 12;
 - number words: zero … nineteen, twenty … ninety, hundred, thousand, million, and their compounds
   ("twenty-five", "two hundred and fifty", "a hundred"); "half", "a half", "one and a half",
   "a third", "two thirds", "a quarter", "three quarters"; "a dozen", "dozen" (12), "half a dozen" (6);
-  "twice", "double", "triple", "thrice", "quadruple";
+  "twice", "double(s/d)", "triple(s/d)", "thrice", "quadruple(s/d)";
 - a unit when the word right after the number is one (see UNIT_WORDS and UNIT_ABBREVIATIONS:
   "120 km", "1.5 hours", "3 m/s", "20 °C", "5 miles per hour"). Counting nouns ("16 eggs") are not
   units: the given is a plain number. "degrees" alone is left unitless (angle or temperature is
@@ -51,8 +52,8 @@ _SCALES = {"hundred": 100, "thousand": 1000, "million": 10 ** 6, "billion": 10 *
 _PARTS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fourth": 4,
           "fourths": 4, "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6, "seventh": 7, "sevenths": 7, "eighth": 8,
           "eighths": 8, "ninth": 9, "ninths": 9, "tenth": 10, "tenths": 10, "twelfth": 12, "twelfths": 12}
-_MULTIPLES = {"twice": 2, "double": 2, "doubled": 2, "triple": 3, "tripled": 3, "thrice": 3,
-              "quadruple": 4, "quadrupled": 4}
+_MULTIPLES = {"twice": 2, "double": 2, "doubled": 2, "doubles": 2, "triple": 3, "tripled": 3, "triples": 3,
+              "thrice": 3, "quadruple": 4, "quadrupled": 4, "quadruples": 4}
 
 UNIT_WORDS = {
     **dict.fromkeys(("second", "seconds", "sec", "secs"), "s"),
@@ -110,6 +111,7 @@ _SCALE_AFTER = re.compile(r"\s+(million|billion|thousand|hundred)\b", re.IGNOREC
 _PERCENT_AFTER = re.compile(r"\s*(?:%|percent\b|per\s*cent\b)", re.IGNORECASE)
 _UNIT_TOKEN = r"(?:[A-Za-z°Ωµμ℃][A-Za-z°Ωµμ]*(?:/[A-Za-z]+)?(?:\^-?\d|\*\*-?\d|[²³])?)"
 _MICRO = ("µ", "μ")  # U+00B5 MICRO SIGN and U+03BC GREEK SMALL LETTER MU: both are written for the prefix
+_MONEY_COMPARED = re.compile(r"\s+(?:more|less|fewer|extra|additional)\s+(?P<u>dollars?|cents?)\b", re.IGNORECASE)
 _UNIT_AFTER = re.compile(rf"(?:\s*|-)(?P<u>{_UNIT_TOKEN})(?![\w/])(?:\s+(?P<u2>Celsius|Fahrenheit|C|F)\b)?"
                          rf"(?:\s+per\s+(?P<per>{_UNIT_TOKEN})(?![\w/]))?")
 
@@ -287,7 +289,10 @@ def extract_givens(question: str, units: str = "all") -> list[Given]:
             unit, end = "percent", pct.end()
         elif not unit and not m.group("ord"):
             um = _UNIT_AFTER.match(q, end)
-            if um:
+            mc = _MONEY_COMPARED.match(q, end)
+            if mc:  # "60 more dollars than Kassidy": a difference of $60 (the unit word after the comparative)
+                unit, end = ("cent" if mc.group("u").lower().startswith("cent") else "USD"), mc.end()
+            elif um:
                 u = _unit_for(um.group("u"), um.group("u2"))
                 if u is not None:
                     end = um.end("u2") if um.group("u2") and u in ("degC", "degF") else um.end("u")

@@ -7,6 +7,8 @@ Two tables, both matched against the problem's own words (whole words, never a p
   (complements `1 - x`, squares, `sqrt(2 * a * d)`); unit factors and calendar facts (7, 12, 24, 52, 60, 100,
   365, 1000, 1440, 3600, 86400) only where the problem names *both* things they convert (`CONSTANT_CONTEXT`:
   60 needs hours and minutes, or minutes and seconds): a bare 60 in a problem about eggs is an invented number.
+  A word that is itself the number counts alone: "dozen" (12), "weekday" (5, Monday to Friday). Approximate
+  conversions are not listed (4 weeks in a month is not a unit factor), nor facts about things (legs, coins).
 - `MULTIPLE_WORDS`: the pure multiples a step may apply to a value (`s1 * 2`, `s1 + s1`, `s1 / 2`, `g1 + g1 +
   g1`) only where a word states them ("twice", "double", "half", "triple"). The chain rules find such a
   multiple by dependence (a step that is c times a given or an earlier step, whatever expression produced it),
@@ -29,6 +31,7 @@ ALLOWED_CONSTANTS: dict[Fraction, str] = {
     Fraction(1): "one (complements such as 1 - x)",
     Fraction(2): "two (squares, formulas such as sqrt(2 * a * d); as a multiple it needs a word, see below)",
     Fraction(1, 2): "one half (written 0.5; formulas such as 0.5 * m * v**2)",
+    Fraction(5): "weekdays per week (Monday to Friday)",
     Fraction(7): "days per week",
     Fraction(12): "months per year; a dozen; inches per foot",
     Fraction(24): "hours per day",
@@ -44,6 +47,7 @@ ALLOWED_CONSTANTS: dict[Fraction, str] = {
 
 # constant -> alternatives; each alternative is a tuple of words that must *all* appear in the problem
 CONSTANT_CONTEXT: dict[Fraction, tuple[tuple[str, ...], ...]] = {
+    Fraction(5): (("weekday",),),
     Fraction(7): (("week", "day"),),
     Fraction(12): (("month", "year"), ("dozen",), ("inch", "foot")),
     Fraction(24): (("day", "hour"),),
@@ -69,6 +73,7 @@ CONCEPT_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "month": (("month", "monthly"), ()),
     "year": (("year", "yearly", "annual", "annually"), ("yr", "yrs")),
     "dozen": (("dozen",), ()),
+    "weekday": (("weekday",), ()),  # Monday to Friday: the word states the 5, as "dozen" states 12
     "inch": (("inch", "inches"), ("in",)),
     "foot": (("foot", "feet"), ("ft",)),
     "percent": (("percent", "percentage", "per cent"), ("%",)),
@@ -84,7 +89,7 @@ CONCEPT_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 # a pure multiple -> the words that state it (whole words, as above)
 MULTIPLE_WORDS: dict[Fraction, tuple[str, ...]] = {
     Fraction(2): ("twice", "double", "doubled", "doubles", "doubling", "both", "pair", "twin", "round trip",
-                  "round-trip", "back and forth", "perimeter"),
+                  "round-trip", "back and forth", "there and back", "perimeter"),
     Fraction(1, 2): ("half", "halves", "halved", "halve", "halfway", "halving", "every other", "every second",
                      "average", "mean"),
     Fraction(3): ("triple", "tripled", "triples", "tripling", "thrice"),
