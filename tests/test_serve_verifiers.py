@@ -80,3 +80,19 @@ def test_a_masked_completion_is_a_rollout_error_not_a_reward(monkeypatch):
     with pytest.raises(TaskError):
         asyncio.run(task.score(trace, None))
     integ.ProsfiTask._clients.clear()
+
+
+def test_every_task_is_asked_in_its_own_domain_prompt():
+    """A quantity task is shown the quantity prompt (givens, units), a logic task the logic one: the prompt
+    the policy sees is the one its reward checks."""
+    from prosfi.domains import domain_for
+
+    tasks = list(ProsfiTaskset(ProsfiTasksetConfig(data=["kk:2", "physics:easy"], count=1)))
+    kinds = {}
+    for task in tasks:
+        problem = Problem.from_dict(task.data.problem)
+        assert task.data.system_prompt == domain_for(problem).system_prompt
+        assert task.data.prompt == domain_for(problem).user_prompt(problem)
+        kinds[problem.kind] = task.data.system_prompt
+    assert set(kinds) == {"assignment", "quantity"} and kinds["assignment"] != kinds["quantity"]
+    assert "Givens:" in tasks[-1].data.prompt

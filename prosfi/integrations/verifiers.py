@@ -96,13 +96,14 @@ def reply_text(trace) -> str:
 
 class ProsfiTaskset(Taskset[ProsfiTask, ProsfiTasksetConfig]):
     def load(self) -> Iterator[ProsfiTask]:
-        from prosfi.data.prompts import SYSTEM_PROMPT, user_prompt
+        from prosfi.domains import domain_for
         from prosfi.eval.sources import DEFAULT_SEED, all_problems, load_sources
 
         seed = DEFAULT_SEED if self.config.seed is None else self.config.seed
         for p in all_problems(load_sources(list(self.config.data), count=self.config.count, seed=seed)):
-            yield ProsfiTask(ProsfiData(id=p.id, name=p.id, prompt=user_prompt(p), system_prompt=SYSTEM_PROMPT,
-                                        problem=p.to_dict()), self.config.task)
+            domain = domain_for(p)  # a quantity problem gets the quantity prompt, not the logic one
+            yield ProsfiTask(ProsfiData(id=p.id, name=p.id, prompt=domain.user_prompt(p),
+                                        system_prompt=domain.system_prompt, problem=p.to_dict()), self.config.task)
 
 
 __all__ = ["ProsfiData", "ProsfiTask", "ProsfiTaskConfig", "ProsfiTaskset", "ProsfiTasksetConfig", "reply_text"]
