@@ -240,6 +240,21 @@ def test_read_completions_both_formats(tmp_path, sprints):
     assert items[1]["is_correct"] is False
 
 
+def test_hostile_lines_are_reported_not_raised(tmp_path, sprints):
+    """A deeply nested line, a 5,000-digit integer, NaN and bytes that are not UTF-8 are bad lines of the
+    report; the good line after them is still read."""
+    from prosfi.prm.quant_label import ReadReport
+
+    good = json.dumps({"problem_id": sprints.id, "completion": "3*3=<<3*3=9>>9"}).encode()
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b"[" * 100_000 + b"\n" + b'{"problem_id": 1, "x": ' + b"9" * 5000 + b"}\n"
+                     + b'{"problem_id": NaN}\n' + b'{"problem_id": "\xff\xfe"}\n' + good + b"\n")
+    report = ReadReport()
+    items = read_completions(path, {sprints.id: sprints}, report)
+    assert [i["problem_id"] for i in items] == [sprints.id]
+    assert len(report.bad) == 4 and all("not valid JSON" in b for b in report.bad)
+
+
 def test_solution_level_f1_counts(sprints):
     recs = [label_solution(sprints, EXAMPLE["ground_truth"], is_correct=True),
             label_solution(sprints, EXAMPLE["6b_finetuning"]["solution"], is_correct=False),

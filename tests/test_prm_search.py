@@ -138,6 +138,13 @@ def test_cost_model_matches_the_measured_counts(problem, verifier):
     assert cv["C_PRM_measured_here"] is False and cv["cost_s"] == pytest.approx(res_v.verify_s, abs=1e-5)
 
 
+def test_read_step_of_hostile_text_is_a_reason_not_an_exception():
+    deep = read_step('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert deep.reason and "not JSON" in deep.reason
+    huge = read_step('{"id": "s1", "value": ' + "9" * 5000 + "}")
+    assert huge.reason and "not JSON" in huge.reason
+
+
 def test_read_step_stops_at_one_object():
     p = read_step(' {"id": "s1", "dependencies": ["h1"], "conclusion": "A } b", "rule": "x"},\n{"id": "s2"')
     assert p.step == {"id": "s1", "dependencies": ["h1"], "conclusion": "A } b", "rule": "x"}

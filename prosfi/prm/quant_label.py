@@ -20,7 +20,6 @@ correct) and ProcessBench (`steps`, `label` = index of the first wrong step, -1 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -546,15 +545,16 @@ def read_completions(path: str | Path, problems: dict[str, Problem], report: Rea
     report = report if report is not None else ReadReport()
     by_question = {_norm_question(p.question or ""): p.id for p in problems.values()}
     items: list[dict[str, Any]] = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
+    from prosfi.jsonl import loads, read_lines
+
+    with open(path, "rb") as fh:
+        for lineno, line, undecodable in read_lines(fh):
             if not line.strip():
                 continue
             report.lines += 1
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                report.bad.append(f"line {lineno}: not valid JSON ({exc.msg})")
+            data, why = loads(line)  # never raises: deep nesting, huge integers, NaN are a bad line
+            if why is not None or undecodable is not None:
+                report.bad.append(f"line {lineno}: not valid JSON ({undecodable or why})")
                 continue
             if not isinstance(data, dict):
                 report.bad.append(f"line {lineno}: not a JSON object")

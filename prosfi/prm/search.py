@@ -23,7 +23,6 @@ search scores every parsed candidate (`unpruned_prm_calls`), so at equal cost it
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import time
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from prosfi.data.problem import Problem
+from prosfi.jsonl import loads
 from prosfi.prm.format import step_object, step_text
 
 MODES = ("both", "prm", "verifier")
@@ -89,10 +89,9 @@ def read_step(text: str, domain=None) -> Proposal:
     end = object_end(s)
     if not s.startswith("{") or end is None:
         return Proposal(text, reason="not one complete JSON step object")
-    try:
-        obj = json.loads(s[:end])
-    except json.JSONDecodeError as exc:
-        return Proposal(text, reason=f"not JSON: {exc.msg}")
+    obj, why = loads(s[:end])  # model text: never raises (deep nesting, huge integers)
+    if why is not None:
+        return Proposal(text, reason=f"not JSON: {why}")
     if domain is not None and domain.name != "logic":
         if not isinstance(obj, dict):
             return Proposal(text, reason="a step is a JSON object")
