@@ -107,6 +107,10 @@ def test_bad_input_gets_the_right_status_and_the_server_keeps_serving(srv, data)
         assert "error" in r.json() and r.json()["field"] == field
     r = httpx.post(url + "/openrlhf", json={"query": ["x"], "prompts": [""], "labels": ["no-such-id"]})
     assert r.status_code == 422 and r.json()["field"] == "labels.0"
+    # a label is a JSON string the body's depth bound does not see into: deep nesting inside it is a 422
+    deep = "{" + '"a": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    r = httpx.post(url + "/openrlhf", json={"query": ["x"], "prompts": [""], "labels": [deep]}, timeout=60)
+    assert r.status_code == 422 and r.json()["field"] == "labels.0" and "not a JSON problem" in r.json()["error"]
     r = httpx.post(url + "/verify", json={"response": "x"})
     assert r.status_code == 422 and r.json()["field"] == "problem"
     # an unknown problem id in /score is a record with a reason, exactly as in `prosfi score`

@@ -8,13 +8,13 @@ Domain-free: nothing here looks at what kind of problem it is.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from prosfi.data.problem import Problem
+from prosfi.jsonl import loads
 from prosfi.trace.extract import with_reasoning
 
 
@@ -74,10 +74,9 @@ def parse_problem(label: Any, preloaded: Mapping[str, Problem]) -> Problem:
         text = label.strip()
         if not text.startswith("{"):
             raise ValueError(f"unknown problem id {label[:80]!r} (not preloaded with --data, not a JSON object)")
-        try:
-            label = json.loads(text)
-        except ValueError as exc:
-            raise ValueError(f"not a JSON problem: {exc}") from None
+        label, why = loads(text)  # the body's depth bound does not reach inside a string: never raises
+        if why is not None:
+            raise ValueError(f"not a JSON problem: {why}")
     if isinstance(label, dict):
         return Problem.from_dict(label)
     raise ValueError(f"a problem must be an object, its JSON string or a preloaded id, not {type(label).__name__}")
