@@ -13,10 +13,10 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 from prosfi.data.problem import Problem, problem_id
+from prosfi.quant.units import json_number
 
 DIFFICULTIES = ("easy", "medium", "hard")
 DIFFICULTY_STEPS = {"easy": (1, 2), "medium": (3, 4), "hard": (5, 6), "demo": (1, 1)}
@@ -199,14 +199,6 @@ TEMPLATES: dict[str, list[Callable[[random.Random], _Spec]]] = {
     "medium": [_accel_power, _series_energy, _gas_force, _drop_momentum],
     "hard": [_engine_input, _circuit_cost, _gas_heating, _braking_power],
 }
-
-
-def json_number(x: Fraction | float) -> int | float:
-    """A step value as JSON writes it: an int when integral, else the nearest float."""
-    if isinstance(x, Fraction) and x.denominator == 1:
-        return int(x)
-    f = float(x)
-    return int(f) if f.is_integer() and abs(f) < 2**53 else f
 
 
 def _number(x) -> str:

@@ -18,6 +18,7 @@ from fractions import Fraction
 from typing import Any
 
 from prosfi.data.problem import Problem
+from prosfi.quant.units import json_number
 
 # Used only if prosfi.quant.grounding (the chain rules' list) cannot be imported.
 FALLBACK_CONSTANTS = frozenset(Fraction(n) for n in (0, 1, 2, Fraction(1, 2)))
@@ -87,13 +88,6 @@ def render_completion(problem: Problem, steps: Sequence[dict[str, Any]]) -> str:
 def gold_completion(problem: Problem) -> str | None:
     steps = gold_steps(problem)
     return None if steps is None else render_completion(problem, steps)
-
-
-def json_number(x: Fraction | float) -> int | float:
-    """A step value as JSON writes it: an int when integral, else the nearest float."""
-    from prosfi.data.physics import json_number as _json_number
-
-    return _json_number(x)
 
 
 # ------------------------------------------------------------------ building chains from worked arithmetic

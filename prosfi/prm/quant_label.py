@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from prosfi.data.problem import Problem
+from prosfi.quant.units import json_number
 
 _ANNOTATION = re.compile(r"<<([^<>]*)>>")
 _A_LINE = re.compile(r"^\s*A:\s*(.+?)\s*$", re.MULTILINE)
@@ -424,7 +425,7 @@ def read_steps(problem: Problem, solution: str) -> list[AnnotatedStep]:
                 and not any(ln <= line and _near(r, Fraction(t[1])) for ln, r in texts)]
         reason = "" if not free else (
             f"invented number {free[0]}: neither a given, an earlier result nor a listed constant")
-        step = {"id": sid, "expr": shown.shown(), "value": _json_number(value), "unit": claim.unit}
+        step = {"id": sid, "expr": shown.shown(), "value": json_number(value), "unit": claim.unit}
         out.append(AnnotatedStep(step, body, status, detail, not free, reason))
         # later literals may cite this result as stated (its claim, right or wrong), in any dimension a valid
         # reading gives it (a float `shown` lets 99 cite a stated 99.00000000000001; exact values compare exactly)
@@ -433,10 +434,6 @@ def read_steps(problem: Problem, solution: str) -> list[AnnotatedStep]:
         chain.steps.append({"key": sid, "tokens": shown.tokens, "value": values[0],
                             "shown": value if value.denominator == 1 else float(value)})
     return out
-
-
-def _json_number(x: Fraction) -> int | float:
-    return x.numerator if x.denominator == 1 else float(x)
 
 
 def label_solution(problem: Problem, completion: str, **provenance: Any) -> dict[str, Any]:
@@ -470,7 +467,7 @@ def label_solution(problem: Problem, completion: str, **provenance: Any) -> dict
         "grounded": [s.grounded for s in steps],
         "grounded_reasons": [s.grounded_reason for s in steps],
         "first_error": first_error,
-        "answer": None if answer is None else _json_number(answer),
+        "answer": None if answer is None else json_number(answer),
         "answer_correct": None if answer is None or gold is None else answer == gold,
         **({"read_error": error} if error else {}),
         **provenance,

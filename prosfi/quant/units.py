@@ -458,6 +458,15 @@ def same_dims(a: Value, b: Value) -> bool:
     return a.dims == b.dims
 
 
-__all__ = ["registry", "UnitInfo", "unit_info", "parse_unit", "Value", "parse_quantity", "parse_number",
+def json_number(x: Fraction | float) -> int | float:
+    """A value as JSON writes it (step values, gold answers, twins): an int when integral, else the nearest
+    float. The one spelling, so the same value is the same JSON in gold traces, labels and pairs."""
+    if isinstance(x, Fraction) and x.denominator == 1:
+        return int(x)
+    f = float(x)
+    return int(f) if f.is_integer() and abs(f) < 2**53 else f
+
+
+__all__ = ["json_number", "registry", "UnitInfo", "unit_info", "parse_unit", "Value", "parse_quantity", "parse_number",
            "make_value", "format_value", "format_number", "dims_text", "default_unit", "DIMENSIONLESS",
            "DIM_NAMES", "MAX_LITERAL_DIGITS", "MAX_DECIMAL_EXPONENT", "MAX_UNIT_CHARS", "MAX_QUANTITY_CHARS"]

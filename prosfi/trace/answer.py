@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from prosfi.data.problem import DEFAULT_OPTIONS, Problem
+from prosfi.trace.extract import clip
 
 _OPPOSITE_ROLE = {"knight": "knave", "knave": "knight"}
 _ATOM = re.compile(r"^\s*([^\W\d][\w']*)\s+([^\W\d][\w']*)\s*$")
@@ -95,7 +96,7 @@ def _parse_label(problem: Problem, text: str) -> ParsedAnswer:
         if label is not None and m.group(2).casefold() in ("", label.casefold()):
             return ParsedAnswer(label=label)
     choices = ", ".join(f"{k} ({v})" for k, v in options.items())
-    return ParsedAnswer(reason=f"answer {_clip(given)!r} is not one of {choices}")
+    return ParsedAnswer(reason=f"answer {clip(given)!r} is not one of {choices}")
 
 
 def _parse_assignment(problem: Problem, text: str) -> ParsedAnswer:
@@ -126,10 +127,6 @@ def _name_key(name: str) -> str:
     """`Mary-Ann` and the constant `maryann` meet here: lower-case ASCII letters, digits and `_`
     (the rule prosfi.data.kk uses to turn a name into a constant)."""
     return re.sub(r"[^a-z0-9_]", "", name.lower())
-
-
-def _clip(s: str, n: int = 40) -> str:
-    return s if len(s) <= n else s[: n - 1] + "…"
 
 
 __all__ = ["ParsedAnswer", "answer_correct", "parse_answer"]

@@ -101,14 +101,15 @@ def extract_blocks(text: str) -> Extraction:
     answer = text[positions[4] + len("<answer>"):positions[5]].strip()
     tail = text[positions[5] + len("</answer>"):]
     if tail.strip():
-        return Extraction(None, f"text after </answer>: {_clip(tail.strip())!r}")
+        return Extraction(None, f"text after </answer>: {clip(tail.strip())!r}")
     if not answer:
         return Extraction(None, "empty <answer> block")
     return Extraction(Blocks(think=think, steps=steps, answer=answer))
 
 
-def _clip(s: str, n: int = 40) -> str:
+def clip(s: str, n: int = 40) -> str:
+    """`s` cut to `n` characters with an ellipsis: model text quoted in a reason stays one short line."""
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-__all__ = ["TAGS", "Blocks", "Extraction", "completion_text", "extract_blocks", "strip_fence", "with_reasoning"]
+__all__ = ["TAGS", "Blocks", "Extraction", "clip", "completion_text", "extract_blocks", "strip_fence", "with_reasoning"]

@@ -28,6 +28,7 @@ from prosfi.data.problem import Problem
 from prosfi.quant import QuantError, Tolerance, close_enough, parse_quantity
 from prosfi.quant.givens import UNIT_WORDS
 from prosfi.quant.units import DIMENSIONLESS, Value, format_value, make_value, unit_info
+from prosfi.trace.extract import clip
 
 _CURRENCY: tuple | None = None  # the currency dimension, read on first use (unit_info builds the registry)
 MAX_ANSWER_CHARS = 300
@@ -171,7 +172,7 @@ def read_answer(text: str) -> QuantityAnswer:
     inner = _unbox(body)
     if inner is None:
         return QuantityAnswer(text=given,
-                              reason=f"answer {_clip(given)!r} is not one quantity: not one \\boxed{{}}")
+                              reason=f"answer {clip(given)!r} is not one quantity: not one \\boxed{{}}")
     return _read_body(_strip_wrapping(_plain_math(_strip_wrapping(inner))), given)
 
 
@@ -220,7 +221,7 @@ def _read_body(body: str, given: str, rates: bool = True) -> QuantityAnswer:
             value = None
         if value is not None and not value.unit and value.dims == DIMENSIONLESS:
             return QuantityAnswer(value=value, text=given, noun=noun.group("words"))
-    return QuantityAnswer(text=given, reason=f"answer {_clip(given)!r} is not one quantity: {first}"[:200])
+    return QuantityAnswer(text=given, reason=f"answer {clip(given)!r} is not one quantity: {first}"[:200])
 
 
 # ------------------------------------------------------------------------------------------ grading
@@ -355,10 +356,6 @@ def final_matches_gold(problem: Problem, value: Value | None) -> tuple[bool, str
     elif value.dims == DIMENSIONLESS and not value.unit and gold.dims == _currency():
         value = make_value(value.mag, unit)
     return close_enough(gold, value, answer_tolerance(problem))
-
-
-def _clip(s: str, n: int = 40) -> str:
-    return s if len(s) <= n else s[: n - 1] + "…"
 
 
 __all__ = ["MAX_ANSWER_CHARS", "QuantityAnswer", "answer_tolerance", "final_matches_gold", "gold_unit",

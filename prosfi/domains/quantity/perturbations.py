@@ -7,7 +7,6 @@ import itertools
 import json
 import re
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 from typing import Any
 
 from prosfi.data.problem import Problem
@@ -15,7 +14,7 @@ from prosfi.domains.quantity.chain import DEFAULT_RULES, QuantityState, _same
 from prosfi.domains.quantity.steps import QuantityStep, claimed_value
 from prosfi.quant import PRIMITIVES, QuantError
 from prosfi.quant.check import compute
-from prosfi.quant.units import Value, format_value, parse_number, unit_info
+from prosfi.quant.units import Value, format_value, json_number, parse_number, unit_info
 
 
 def perturbations(problem: Problem, prefix: Sequence[dict[str, Any]], chosen: dict[str, Any],
@@ -81,7 +80,7 @@ def perturbations(problem: Problem, prefix: Sequence[dict[str, Any]], chosen: di
             continue  # the value of a correct computation (a gold step, another order's step): not wrong
         number, _, unit = shown.partition(" ")
         cand = {"id": step.id, **({"expr": text} if text is not None else {"op": op, "args": list(args)}),
-                "value": _json_number(parse_number(number)), "unit": unit}
+                "value": json_number(parse_number(number)), "unit": unit}
         key = json.dumps(cand, sort_keys=True)
         if key not in seen:
             seen.add(key)
@@ -348,10 +347,6 @@ def _reachable_cached(problem: Problem, gold: list[dict[str, Any]], as_step) -> 
             _REACH_CACHE.clear()
         _REACH_CACHE[key] = reachable_values(problem, gold, as_step)
     return _REACH_CACHE[key]
-
-
-def _json_number(x: Fraction) -> int | float:
-    return int(x) if x.denominator == 1 else float(x)
 
 
 __all__ = ["perturbations", "reachable_values"]
