@@ -55,6 +55,27 @@ def test_gpu_recipes_warm_up_moves_a_lora_model_and_is_checked(recipe):
     assert 0.0 < script.sft_min_format_rate <= 1.0 and script.sft_format_check >= 32
 
 
+def test_a_typo_in_the_importance_sampling_mode_fails_the_dry_run(capsys):
+    # TRL raises on an unknown mode only when it scores the first vLLM batch, minutes into a GPU run
+    recipe = str(GPU_RECIPES[0])
+    assert prosfi_main(["train", recipe, "--dry-run", "--vllm_importance_sampling_mode", "token_trunc"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert len(err) == 1 and "'token_trunc' is not one of token_truncate, token_mask" in err[0]
+
+
+def test_the_importance_sampling_modes_are_trls():
+    import dataclasses
+    import re
+
+    from trl import GRPOConfig
+
+    from prosfi.train.config import IS_MODES
+
+    field = next(f for f in dataclasses.fields(GRPOConfig) if f.name == "vllm_importance_sampling_mode")
+    named = re.findall(r"'(\w+)'", field.metadata["help"].split("Supported options are:")[1])
+    assert sorted(named) == sorted(IS_MODES) and field.default in IS_MODES
+
+
 def test_warm_up_verdict_names_the_rate_and_the_key():
     from types import SimpleNamespace
 
