@@ -174,6 +174,26 @@ def test_model_merge_refuses_what_it_cannot_merge(tiny_model, tiny_adapter, tmp_
     assert (taken / "x").read_text() == "keep"
 
 
+def test_model_merge_refuses_an_adapter_without_weights(tiny_adapter, tmp_path, capsys):
+    import shutil
+
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(tiny_adapter / "adapter_config.json", bare)
+    for case, weights in (("missing", None), ("no tensors", b"{}"), ("garbage", b"not a header")):
+        if weights is not None:
+            header = weights if case == "no tensors" else b""
+            (bare / "adapter_model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header
+                                                             if header else weights)
+        out = tmp_path / f"out-{case.replace(' ', '-')}"
+        assert prosfi_main(["model", "merge", "--adapter", str(bare), "-o", str(out)]) == 2, case
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(bare) in err[0], (case, err)
+        assert {"missing": "no adapter_model.safetensors or adapter_model.bin", "no tensors": "holds no tensors",
+                "garbage": "not a readable safetensors"}[case] in err[0]
+        assert not out.exists()  # refused before anything is loaded or written
+
+
 def test_held_out_draw_without_sft_ignores_an_sft_size_the_generator_cannot_fill(tmp_path):
     # sft: false, 2-person K&K (~400 distinct puzzles) and the default sft_size 500: the held-out draw
     # used to fail on the SFT set this run never builds
