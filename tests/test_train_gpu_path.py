@@ -103,6 +103,41 @@ def test_recipe_stops_before_grpo_when_the_warm_up_rarely_writes_the_format(tiny
     assert not (out / "metrics.jsonl").exists() and not (out / "model.safetensors").exists()  # no GRPO
 
 
+def test_the_format_gate_runs_once_per_warm_up(tiny_model, tmp_path, capsys, monkeypatch):
+    # the launchers run `prosfi sft` (the gate) and then `prosfi train`, which finds the warm-up done: the
+    # second stage reuses the recorded rate instead of reloading the model and generating again
+    import json
+
+    from test_train_run import _recipe
+
+    from prosfi.train import heldout
+
+    out = tmp_path / "out"
+    recipe = _recipe(tmp_path, tiny_model, output_dir=str(out), sft=True, sft_size=8, sft_max_steps=1,
+                     sft_per_device_train_batch_size=4, sft_min_format_rate=1.0, sft_format_check=4,
+                     max_completion_length=16)
+    assert prosfi_main(["sft", recipe]) == 2
+    first = [line for line in capsys.readouterr().err.splitlines() if line.startswith("prosfi sft: error")]
+    record = json.loads((out / "sft" / "format_check" / "gate.json").read_text())
+    assert record["key"]["prompts"] == 4 and 0.0 <= record["rate"] < 1.0
+    calls = []
+
+    def measured(*args, **kwargs):
+        calls.append(args)
+        return {"overall": {"format_rate": 0.75}}
+
+    monkeypatch.setattr(heldout, "evaluate_policy", measured)
+    assert prosfi_main(["train", recipe]) == 2
+    captured = capsys.readouterr()
+    again = [line for line in captured.err.splitlines() if line.startswith("prosfi train: error")]
+    assert calls == [] and "measured already" in captured.out  # no model loaded, no generation
+    assert again[0].split("error: ")[1] == first[0].split("error: ")[1]  # the same verdict, same rate
+    # another gate (more prompts) is measured again, and its rate judged against a lowered bound
+    assert prosfi_main(["train", recipe, "--sft_format_check", "5", "--sft_min_format_rate", "0.9"]) == 2
+    assert len(calls) == 1 and "75% of 5 held-out prompts" in capsys.readouterr().err
+    assert json.loads((out / "sft" / "format_check" / "gate.json").read_text())["rate"] == 0.75
+
+
 def test_min_format_rate_outside_0_1_is_refused(tmp_path, capsys):
     from test_train_run import _recipe
 
