@@ -86,7 +86,7 @@ stamp "GRPO done"
 
 # 3. the table: per reward pooled over seeds, and prosfi vs outcome after GRPO
 {
-  echo "# prosfi vs outcome reward: SmolLM2-135M-Instruct ($MODEL_DIR), toy task, seeds $SEEDS, $ENGINE generation"
+  echo "# prosfi vs outcome reward: model $MODEL_DIR, toy task, seeds $SEEDS, $ENGINE generation"
   for mode in prosfi outcome; do
     dirs=(); for seed in $SEEDS; do dirs+=("$RUN/$mode-s$seed"); done
     echo
