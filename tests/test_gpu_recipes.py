@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ GPU_OUTCOME = ROOT / "recipes" / "demo" / "gpu_smollm2_outcome.yaml"
 TASK_KEYS = ("dataset", "dataset_path", "dataset_size", "dataset_seed", "dataset_difficulty", "dataset_exclude_uncertain",
              "toy_layout", "system_prompt", "few_shot", "sft_size", "sft_draws", "sft_sloppy_fraction", "eval_held_out")
 SCRIPTS = ("gpu_smoke.sh", "gpu_experiment.sh")
+PY_ENV = {"PYTHON": sys.executable}  # the scripts' Python (launch/gpu_common.sh): this one, with torch
 
 
 def _load(path: Path) -> dict:
@@ -62,7 +64,7 @@ def test_the_gpu_scripts_parse(script):
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_without_cuda_each_script_says_so_in_one_line(script, tmp_path):
     # ~5 s each: one Python start with torch (the preflight), nothing trained
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(ROOT), "RUN": str(tmp_path / "run")}
+    env = {**os.environ, **PY_ENV, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(ROOT), "RUN": str(tmp_path / "run")}
     model = tmp_path / "model"
     model.mkdir()
     (model / "config.json").write_text("{}")  # the experiment's model folder is there: only CUDA is missing
@@ -77,7 +79,7 @@ def test_without_cuda_each_script_says_so_in_one_line(script, tmp_path):
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_the_experiment_names_a_missing_model_folder_and_the_command_that_makes_it(tmp_path):
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(ROOT), "RUN": str(tmp_path / "run")}
+    env = {**os.environ, **PY_ENV, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(ROOT), "RUN": str(tmp_path / "run")}
     proc = subprocess.run(["bash", str(ROOT / "launch" / "gpu_experiment.sh"), str(tmp_path / "smollm2")], env=env,
                           capture_output=True, text=True, timeout=300, check=False)
     lines = proc.stdout.strip().splitlines()
@@ -87,7 +89,7 @@ def test_the_experiment_names_a_missing_model_folder_and_the_command_that_makes_
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_wheels_that_are_not_a_folder_are_named(tmp_path):
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(ROOT), "WHEELS": str(tmp_path / "none")}
+    env = {**os.environ, **PY_ENV, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(ROOT), "WHEELS": str(tmp_path / "none")}
     proc = subprocess.run(["bash", str(ROOT / "launch" / "gpu_smoke.sh"), str(tmp_path / "w")], env=env,
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 1 and proc.stdout.strip() == f"gpu_smoke: FAIL [preflight] WHEELS={tmp_path / 'none'} is not a folder"
@@ -104,7 +106,7 @@ def test_carried_wheels_are_unpacked_once_and_importable(tmp_path):
     site = tmp_path / "site"
     body = ('. launch/gpu_common.sh; use_wheels t; "$PY" -c "import fakepkg, prosfi; print(fakepkg.VALUE)"; '
             'echo "$PYTHONPATH"')
-    env = {**os.environ, "WHEELS": str(wheels), "WHEELS_SITE": str(site)}
+    env = {**os.environ, **PY_ENV, "WHEELS": str(wheels), "WHEELS_SITE": str(site)}
     for _ in range(2):  # the second time finds the set unpacked already
         proc = subprocess.run(["bash", "-c", body], cwd=ROOT, env=env, capture_output=True, text=True, check=False)
         out = proc.stdout.split()
