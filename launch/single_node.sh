@@ -13,7 +13,9 @@
 #     errors out for them, vLLM PR #30739)
 #   ACCELERATE_CONFIG [recipes/accelerate_configs/zero2.yaml]   VLLM_ARGS [extra `vllm serve` flags]
 #   MODEL [the recipe's model_name_or_path, command-line override included]   HEALTH_TIMEOUT_S [1800]  HEALTH_POLL_S [5]
-#   LOG_DIR [runs/logs]
+#   LOG_DIR [runs/logs]   VLLM_HOST_IP [this node's address, `python -m prosfi.train.host_ip`]: the address TRL's
+#     client tells the server to reach the trainers' weight-sync group at (vLLM's guess is 0.0.0.0 on a node
+#     without a default route)
 # vLLM colocate mode needs no server: `accelerate launch --config_file ... -m prosfi.train RECIPE
 #   --vllm_mode colocate` on all GPUs (see docs/multi-gpu.md).
 # The server: `trl vllm-serve` is deprecated in TRL 1.16 (it only execs vLLM's server, with a warning); this
@@ -50,6 +52,9 @@ PLAN="$(python -m prosfi.train.launch_env "$RECIPE" --num_processes "$NUM_TRAIN"
 eval "$PLAN"
 MODEL="${MODEL:-$PROSFI_MODEL}"
 echo "GRPO batch: $PROSFI_BATCH"
+VLLM_HOST_IP="${VLLM_HOST_IP:-$(python -m prosfi.train.host_ip 2>/dev/null || echo 127.0.0.1)}"  # server and trainers: this node
+export VLLM_HOST_IP
+echo "VLLM_HOST_IP=$VLLM_HOST_IP"
 
 set -x
 CUDA_VISIBLE_DEVICES="$VLLM_GPUS" VLLM_SERVER_DEV_MODE=1 vllm serve "$MODEL" \

@@ -32,7 +32,9 @@ def _stubs(tmp_path: Path, server_dies: bool = False) -> tuple[Path, Path]:
     stubs = {
         "vllm": server + ("exit 1\n" if server_dies else "exec sleep 30\n"),
         "trl": record + "exit 1\n",  # deprecated in TRL 1.16: the launchers must not call it
-        "accelerate": record,
+        # with the address the trainers' weight-sync group is announced at (vLLM reads VLLM_HOST_IP)
+        "accelerate": f'printf "%s\\n" "$(basename "$0") $* [host_ip=${{VLLM_HOST_IP:-unset}}]" '
+                      f'>> {shlex.quote(str(calls))}\n',
         "curl": record + ("exit 1\n" if server_dies else "exit 0\n"),
         "srun": record + 'while [[ "$1" == --* ]]; do shift; done; exec "$@"\n',
         "scontrol": 'printf "node1\\nnode2\\nnode3\\n"\n',
@@ -90,6 +92,25 @@ def test_single_node_serves_the_overridden_model_and_runs_the_warm_up_first(tmp_
     for launch in launches:
         assert "--model_name_or_path my/local-model" in launch and "--num_processes 4" in launch
     assert "64 completions" in proc.stdout  # the batch of 4 processes x 8 x 2
+    assert _host_ip(launches) == [_this_node()] * 2
+
+
+def test_single_node_keeps_a_vllm_host_ip_given(tmp_path):
+    proc, calls = _launch("single_node.sh", tmp_path, "--sft", "false", VLLM_HOST_IP="10.1.2.3")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert _host_ip([c for c in calls if c.startswith("accelerate launch")]) == ["10.1.2.3"]
+
+
+def _host_ip(launches: list[str]) -> list[str]:
+    return [c.rsplit("[host_ip=", 1)[1].rstrip("]") for c in launches]
+
+
+def _this_node() -> str:
+    from prosfi.train.host_ip import host_ip
+
+    address = host_ip()
+    assert address and address != "0.0.0.0"
+    return address
 
 
 def test_single_node_stops_when_the_server_dies(tmp_path):
@@ -131,6 +152,8 @@ def test_slurm_defaults_start_on_8_gpu_nodes(tmp_path):
     assert " -m prosfi.cli sft " in launches[0] and " -m prosfi.train " in launches[1]
     assert all("--num_processes 16" in c and "--num_machines 2" in c for c in launches)
     assert "128 completions" in proc.stdout  # 16 processes x 8 x 1
+    # each trainer node's own address (here node3 does not resolve: this machine's), never 0.0.0.0 or unset
+    assert _host_ip(launches) == [_this_node()] * 2
 
 
 def test_slurm_stops_when_the_server_dies(tmp_path):
@@ -154,3 +177,17 @@ def test_gpu_smoke_script_passes_on_cuda(tmp_path):
                           capture_output=True, text=True, timeout=1800, check=False)
     last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     assert proc.returncode == 0 and last.startswith("gpu_smoke: PASS [cuda bf16]"), last + proc.stderr[-3000:]
+
+
+def test_host_ip_prefers_the_route_to_the_server_and_never_says_0_0_0_0(monkeypatch, capsys):
+    from prosfi.train import host_ip as h
+
+    assert h.host_ip("127.0.0.1") == "127.0.0.1"  # the server on this node: loopback is its route
+    monkeypatch.setattr(h, "_route_to", lambda peer: "0.0.0.0")
+    monkeypatch.setattr(h, "_by_name", lambda: ["127.0.1.1", "10.0.0.7"])  # Debian's 127.0.1.1 name entry
+    assert h.host_ip("node3") == "10.0.0.7"
+    monkeypatch.setattr(h, "_by_name", list)
+    assert h.host_ip("node3") is None
+    assert h.main(["node3"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "VLLM_HOST_IP" in err[0]

@@ -269,3 +269,29 @@ def test_prm_train_under_zero3_saves_gathered_full_weights(use_peft, labelled, t
     from prosfi.prm.model import load_prm
 
     assert load_prm(out, device="cpu") is not None
+
+
+def test_the_quantity_prm_recipe_reads_every_problem_its_negatives_command_makes(tmp_path):
+    # the GPU recipe's `problems` once listed only physics while its command also draws GSM8K pairs: every
+    # GSM8K pair would have had no problem text. The command in its comment, run on a small GSM8K file:
+    import shlex
+
+    import yaml
+
+    from prosfi.prm.train import _prompts
+
+    path = Path(__file__).resolve().parents[1] / "recipes/qwen2.5-7b-instruct/prm/nsprm_quant_pairwise.yaml"
+    text = path.read_text()
+    command = next(line.lstrip("#").split() for line in text.splitlines() if "prm negatives" in line)
+    specs = [command[i + 1] for i, word in enumerate(command) if word == "--data"]
+    count = int(command[command.index("--count") + 1])
+    raw = yaml.safe_load(text)
+    assert raw["problems"] == specs and raw["problems_count"] == count
+    fixture = Path(__file__).resolve().parent / "fixtures" / "gsm8k_train_small.jsonl"
+    local = [f"gsm8k:{fixture}" if s.startswith("gsm8k:") else s for s in specs]
+    pairs = tmp_path / "pairs.jsonl"
+    argv = [a for s in local for a in ("--data", s)]
+    assert prosfi_main(["prm", "negatives", *argv, "--count", "3", "-o", str(pairs)]) == 0, shlex.join(argv)
+    ids = {json.loads(line)["problem_id"] for line in pairs.read_text().splitlines()}
+    assert any(i.startswith("gsm8k-") for i in ids) and any(i.startswith("physics-") for i in ids)
+    assert ids <= set(_prompts(local, 3, None))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from prosfi.rewards.audit import AuditLog, audit_step, bounded_text, read_audit
 from prosfi.train.console import format_row, generation_of
 from prosfi.train.runlog import fix_model_card
@@ -142,7 +144,8 @@ def test_is_ratio_warning_outside_the_band_once_per_excursion(capsys):
     from prosfi.train.console import ConsoleCallback, is_ratio_band, ratio_warning
 
     assert ratio_warning({"sampling/importance_sampling_ratio/mean": 0.95}, 1, (0.8, 1.25)) is None
-    assert "0.400 at step 7" in ratio_warning({"sampling/importance_sampling_ratio/mean": 0.4}, 7, (0.8, 1.25))
+    line = ratio_warning({"sampling/importance_sampling_ratio/mean": 0.4}, 7, (0.8, 1.25))
+    assert line.startswith("[prosfi] warning at step 7: vLLM importance-sampling ratio mean 0.400")
     assert ratio_warning({"sampling/importance_sampling_ratio/mean": 0.4}, 7, None) is None
     assert is_ratio_band(SimpleNamespace(is_ratio_warn_min=0.0, is_ratio_warn_max=0.0)) is None
     assert is_ratio_band(SimpleNamespace(is_ratio_warn_min=0.7, is_ratio_warn_max=1.5)) == (0.7, 1.5)
@@ -154,7 +157,7 @@ def test_is_ratio_warning_outside_the_band_once_per_excursion(capsys):
         state.global_step = step
         cb.on_log(args, state, None, logs={**GRPO_ROW, "sampling/importance_sampling_ratio/mean": ratio})
     err = capsys.readouterr().err.splitlines()
-    assert [line.split(" at step ")[1].split()[0] for line in err] == ["2", "5"]  # 0.45 is the same excursion
+    assert [line.split(" at step ")[1].split(":")[0] for line in err] == ["2", "5"]  # 0.45 is the same excursion
 
 
 def test_grpo_config_of_the_recipes_defaults_warns_on_a_drifting_ratio():
@@ -162,3 +165,36 @@ def test_grpo_config_of_the_recipes_defaults_warns_on_a_drifting_ratio():
     from prosfi.train.console import is_ratio_band
 
     assert is_ratio_band(ProsfiScriptArguments()) == (0.8, 1.25)
+
+
+def test_is_ratio_warning_sees_the_gap_trls_clipping_hides(capsys):
+    # TRL 1.16 logs the ratio mean after token_truncate clamps each token to [0.5, 2]: half the tokens at
+    # 0.4 and half at 2.5 log a mean of (0.5 + 2.0) / 2 = 1.25, inside the band. The log-prob gap, logged
+    # before clipping, is (|ln 0.4| + |ln 2.5|) / 2 = 0.916: a drift far outside it.
+    import math
+    from types import SimpleNamespace
+
+    from prosfi.train.console import ConsoleCallback, gap_band, ratio_warning
+
+    band = (0.8, 1.25)
+    assert gap_band(band) == pytest.approx(math.log(1.25))
+    assert gap_band((0.9, math.inf)) == pytest.approx(-math.log(0.9)) and gap_band((0.0, math.inf)) == math.inf
+    clipped = {"sampling/importance_sampling_ratio/mean": 1.25, "sampling/sampling_logp_difference/mean": 0.916}
+    line = ratio_warning(clipped, 4, band)
+    assert line is not None and "log-prob gap 0.916 (token ratios 0.400..2.499 before clipping)" in line
+    assert "importance-sampling ratio mean" not in line  # the damped value alone would have passed
+    assert ratio_warning({**clipped, "sampling/sampling_logp_difference/mean": 0.1}, 4, band) is None
+    both = ratio_warning({"sampling/importance_sampling_ratio/mean": 0.3,
+                          "sampling/sampling_logp_difference/mean": 1.2}, 5, band)
+    assert "ratio mean 0.300" in both and "log-prob gap 1.200" in both and "\n" not in both
+    row = format_row({**GRPO_ROW, **clipped}, 4, 30, "grpo", None)
+    assert row.endswith("is-ratio 1.250  logp-gap 0.916")
+    cb = ConsoleCallback("grpo", show_bar=False, is_ratio_band=band)
+    state = SimpleNamespace(global_step=0, max_steps=9, is_world_process_zero=True)
+    args = _args(gradient_accumulation_steps=1, steps_per_generation=1)
+    cb.on_train_begin(args, state, None)
+    for step, gap in enumerate([0.05, 0.9, 0.05, 0.5], start=1):  # only the gap is logged: still one per excursion
+        state.global_step = step
+        cb.on_log(args, state, None, logs={**GRPO_ROW, "sampling/sampling_logp_difference/mean": gap})
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split(" at step ")[1].split(":")[0] for line in err] == ["2", "4"]

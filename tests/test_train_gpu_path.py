@@ -55,6 +55,27 @@ def test_gpu_recipes_warm_up_moves_a_lora_model_and_is_checked(recipe):
     assert 0.0 < script.sft_min_format_rate <= 1.0 and script.sft_format_check >= 32
 
 
+def test_a_typo_in_the_importance_sampling_mode_fails_the_dry_run(capsys):
+    # TRL raises on an unknown mode only when it scores the first vLLM batch, minutes into a GPU run
+    recipe = str(GPU_RECIPES[0])
+    assert prosfi_main(["train", recipe, "--dry-run", "--vllm_importance_sampling_mode", "token_trunc"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert len(err) == 1 and "'token_trunc' is not one of token_truncate, token_mask" in err[0]
+
+
+def test_the_importance_sampling_modes_are_trls():
+    import dataclasses
+    import re
+
+    from trl import GRPOConfig
+
+    from prosfi.train.config import IS_MODES
+
+    field = next(f for f in dataclasses.fields(GRPOConfig) if f.name == "vllm_importance_sampling_mode")
+    named = re.findall(r"'(\w+)'", field.metadata["help"].split("Supported options are:")[1])
+    assert sorted(named) == sorted(IS_MODES) and field.default in IS_MODES
+
+
 def test_warm_up_verdict_names_the_rate_and_the_key():
     from types import SimpleNamespace
 
@@ -80,6 +101,41 @@ def test_recipe_stops_before_grpo_when_the_warm_up_rarely_writes_the_format(tiny
     assert (out / "sft" / "prosfi_sft_done").is_file()  # the warm-up itself finished
     assert (out / "sft" / "format_check" / "completions.jsonl").is_file()  # what it wrote, to read
     assert not (out / "metrics.jsonl").exists() and not (out / "model.safetensors").exists()  # no GRPO
+
+
+def test_the_format_gate_runs_once_per_warm_up(tiny_model, tmp_path, capsys, monkeypatch):
+    # the launchers run `prosfi sft` (the gate) and then `prosfi train`, which finds the warm-up done: the
+    # second stage reuses the recorded rate instead of reloading the model and generating again
+    import json
+
+    from test_train_run import _recipe
+
+    from prosfi.train import heldout
+
+    out = tmp_path / "out"
+    recipe = _recipe(tmp_path, tiny_model, output_dir=str(out), sft=True, sft_size=8, sft_max_steps=1,
+                     sft_per_device_train_batch_size=4, sft_min_format_rate=1.0, sft_format_check=4,
+                     max_completion_length=16)
+    assert prosfi_main(["sft", recipe]) == 2
+    first = [line for line in capsys.readouterr().err.splitlines() if line.startswith("prosfi sft: error")]
+    record = json.loads((out / "sft" / "format_check" / "gate.json").read_text())
+    assert record["key"]["prompts"] == 4 and 0.0 <= record["rate"] < 1.0
+    calls = []
+
+    def measured(*args, **kwargs):
+        calls.append(args)
+        return {"overall": {"format_rate": 0.75}}
+
+    monkeypatch.setattr(heldout, "evaluate_policy", measured)
+    assert prosfi_main(["train", recipe]) == 2
+    captured = capsys.readouterr()
+    again = [line for line in captured.err.splitlines() if line.startswith("prosfi train: error")]
+    assert calls == [] and "measured already" in captured.out  # no model loaded, no generation
+    assert again[0].split("error: ")[1] == first[0].split("error: ")[1]  # the same verdict, same rate
+    # another gate (more prompts) is measured again, and its rate judged against a lowered bound
+    assert prosfi_main(["train", recipe, "--sft_format_check", "5", "--sft_min_format_rate", "0.9"]) == 2
+    assert len(calls) == 1 and "75% of 5 held-out prompts" in capsys.readouterr().err
+    assert json.loads((out / "sft" / "format_check" / "gate.json").read_text())["rate"] == 0.75
 
 
 def test_min_format_rate_outside_0_1_is_refused(tmp_path, capsys):
@@ -151,6 +207,26 @@ def test_model_merge_refuses_what_it_cannot_merge(tiny_model, tiny_adapter, tmp_
     err = capsys.readouterr().err
     assert "not an empty folder" in err and len(err.strip().splitlines()) == 1
     assert (taken / "x").read_text() == "keep"
+
+
+def test_model_merge_refuses_an_adapter_without_weights(tiny_adapter, tmp_path, capsys):
+    import shutil
+
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(tiny_adapter / "adapter_config.json", bare)
+    for case, weights in (("missing", None), ("no tensors", b"{}"), ("garbage", b"not a header")):
+        if weights is not None:
+            header = weights if case == "no tensors" else b""
+            (bare / "adapter_model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header
+                                                             if header else weights)
+        out = tmp_path / f"out-{case.replace(' ', '-')}"
+        assert prosfi_main(["model", "merge", "--adapter", str(bare), "-o", str(out)]) == 2, case
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(bare) in err[0], (case, err)
+        assert {"missing": "no adapter_model.safetensors or adapter_model.bin", "no tensors": "holds no tensors",
+                "garbage": "not a readable safetensors"}[case] in err[0]
+        assert not out.exists()  # refused before anything is loaded or written
 
 
 def test_held_out_draw_without_sft_ignores_an_sft_size_the_generator_cannot_fill(tmp_path):

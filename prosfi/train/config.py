@@ -306,13 +306,27 @@ def validate(script_args: Any) -> None:
         raise ValueError(f"chain_quantity_*: {e}") from e
 
 
+# TRL 1.16's values of `vllm_importance_sampling_mode` (GRPOConfig's help; GRPOTrainer raises on any other, but
+# only when the first vLLM batch is scored, minutes into a run): tests/test_train_gpu_path.py keeps them equal
+IS_MODES = ("token_truncate", "token_mask", "sequence_truncate", "sequence_mask")
+
+
+def validate_is_mode(training: Any) -> None:
+    """A typo in `vllm_importance_sampling_mode` fails the dry run, not the first vLLM step. Checked whatever
+    `use_vllm` says: a recipe is often dry-run without vLLM and launched with it."""
+    mode = getattr(training, "vllm_importance_sampling_mode", None)
+    if mode is not None and mode not in IS_MODES:
+        raise ValueError(f"vllm_importance_sampling_mode: {mode!r} is not one of {', '.join(IS_MODES)} (TRL's values)")
+
+
 def validate_sampling(training: Any) -> None:
     """vLLM's importance-sampling correction compares vLLM's log-probs of the sampled tokens with the
     trainer's. TRL has vLLM return them after its logit processing (`processed_logprobs`: top-p/top-k/min-p
     renormalised, penalties applied) while the trainer computes them over the full vocabulary with
     temperature only, so every token's ratio carries the kept probability mass (< 1) and the sequence
     ratio over thousands of tokens goes to 0, silently scaling the loss down (huggingface/trl#6789).
-    Fail early on that combination, naming what to change."""
+    Fail early on that combination, naming what to change. The importance-sampling mode is checked first."""
+    validate_is_mode(training)
     if not (getattr(training, "use_vllm", False) and getattr(training, "vllm_importance_sampling_correction", False)):
         return
     gen = training.generation_kwargs if isinstance(training.generation_kwargs, dict) else {}

@@ -11,7 +11,9 @@ from the eval callback or TRL's own evaluation) prints as `eval at step N` and d
 step timer; where one generation of completions serves several optimizer steps (`num_iterations` > 1,
 or `steps_per_generation` > `gradient_accumulation_steps`) each line names the generation it
 optimised, and a step that re-used earlier completions (no new reward to show) says so. With vLLM
-rollouts the importance-sampling ratio is shown, and a warning is printed when its mean leaves a band.
+rollouts the importance-sampling ratio and the per-token log-prob gap behind it are shown, and a warning is
+printed when either leaves a band (`ratio_warning`: TRL logs the ratio after clipping it, so the gap, which it
+logs before any clipping, is what shows a drift the clipping hides).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ REUSED_COLUMNS = (("loss", "loss"), ("kl", "kl"), ("clip_ratio/region_mean", "cl
 EVAL_COLUMNS = (("eval_accuracy", "accuracy"), ("eval_reward_hit", "reward-hit"), ("eval_step_validity", "step-valid"),
                 ("eval_format_rate", "format"))
 IS_RATIO = "sampling/importance_sampling_ratio/mean"
+# mean |log p_trainer - log p_vLLM| over the completion tokens, computed by TRL before any clipping or masking
+LOGP_GAP = "sampling/sampling_logp_difference/mean"
 BOOKKEEPING = {"epoch", "step", "num_input_tokens_seen"}
 
 
@@ -106,22 +110,51 @@ def format_row(logs: dict[str, Any], step: int, max_steps: int, stage: str, s_pe
         return None
     if IS_RATIO in logs:  # vLLM rollouts with TRL's importance-sampling correction: should stay near 1
         parts.append(f"is-ratio {_num(logs[IS_RATIO])}")
+    if LOGP_GAP in logs:
+        parts.append(f"logp-gap {_num(logs[LOGP_GAP])}")
     if s_per_step is not None:
         parts.append(f"{s_per_step:.2f} s/step")
     return head + "  " + "  ".join(parts)
 
 
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def gap_band(band: tuple[float, float]) -> float:
+    """The largest mean per-token log-prob gap inside the ratio band: a token whose ratio is e^gap (or e^-gap)
+    is outside [low, high] exactly when gap > min(ln high, -ln low) (a side at 0 or inf is off)."""
+    low, high = band
+    limits = [math.log(high)] if 0 < high < math.inf else []
+    if low > 0:
+        limits.append(-math.log(low))
+    return min(limits) if limits else math.inf
+
+
 def ratio_warning(logs: dict[str, Any], step: int, band: tuple[float, float] | None) -> str | None:
-    """A one-line warning when the logged mean vLLM importance-sampling ratio is outside `band`."""
-    value = logs.get(IS_RATIO)
-    if band is None or not isinstance(value, (int, float)) or isinstance(value, bool):
+    """A one-line warning when the vLLM importance-sampling correction sees vLLM and the trainer disagree.
+
+    Two logged values are read. TRL 1.16 (`GRPOTrainer._generate_and_score_completions`) logs
+    `sampling/importance_sampling_ratio/mean` after `token_truncate` has clamped every token's ratio to
+    [clip_min, clip_max] (the `*_mask` modes zero the outliers): a damped value that can sit inside the band
+    while many tokens are clipped. `sampling/sampling_logp_difference/mean` is the mean |log-prob gap| per
+    token before any clipping; a gap g means a typical token's ratio is e^g or e^-g, so the band's
+    [0.8, 1.25] is g <= 0.223. Either outside the band warns."""
+    if band is None:
         return None
     low, high = band
-    if math.isfinite(value) and low <= value <= high:
+    reasons = []
+    ratio, gap = logs.get(IS_RATIO), logs.get(LOGP_GAP)
+    if _finite(ratio) and not (math.isfinite(ratio) and low <= ratio <= high):
+        reasons.append(f"importance-sampling ratio mean {_num(ratio)} (after TRL's clipping)")
+    if _finite(gap) and not (math.isfinite(gap) and gap <= gap_band(band)):
+        spread = f"{math.exp(-gap):.3f}..{math.exp(gap):.3f}" if math.isfinite(gap) and gap < 50 else "n/a"
+        reasons.append(f"per-token log-prob gap {_num(gap)} (token ratios {spread} before clipping)")
+    if not reasons:
         return None
-    return (f"[prosfi] warning: vLLM importance-sampling ratio mean {_num(value)} at step {step} is outside "
-            f"[{low:g}, {high:g}] (is_ratio_warn_min/max): vLLM's and the trainer's log-probs of the sampled tokens "
-            "disagree, so TRL is reweighting (down-weighting) the loss; see docs/multi-gpu.md")
+    return (f"[prosfi] warning at step {step}: vLLM {' and '.join(reasons)} outside [{low:g}, {high:g}] "
+            "(is_ratio_warn_min/max): vLLM's and the trainer's log-probs of the sampled tokens disagree, so TRL is "
+            "reweighting (down-weighting) the loss; see docs/multi-gpu.md")
 
 
 class ConsoleCallback(ProgressCallback):
@@ -164,7 +197,7 @@ class ConsoleCallback(ProgressCallback):
         warning = ratio_warning(logs, step, self.is_ratio_band)
         if warning is not None and not self._ratio_out:
             self._write(warning, sys.stderr)
-        if IS_RATIO in logs:
+        if IS_RATIO in logs or LOGP_GAP in logs:
             self._ratio_out = warning is not None
 
     def _write(self, line: str | None, file=None) -> None:
@@ -198,5 +231,5 @@ def is_ratio_band(script: Any) -> tuple[float, float] | None:
     return low, high if high > 0 else math.inf
 
 
-__all__ = ["ConsoleCallback", "format_eval_row", "format_row", "generation_of", "install", "is_eval_row",
-           "is_ratio_band", "ratio_warning"]
+__all__ = ["ConsoleCallback", "format_eval_row", "format_row", "gap_band", "generation_of", "install",
+           "is_eval_row", "is_ratio_band", "ratio_warning"]

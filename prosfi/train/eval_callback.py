@@ -7,6 +7,11 @@ source and difficulty), `eval_steps` (TrainingArguments' own key: an int, or a f
 Every process generates its share of the problems (so ZeRO-3 works); the main process summarises.
 The metrics go through `transformers.Trainer.log` (not GRPOTrainer.log, which would fold in and clear
 the training metrics it is averaging).
+
+A failure (generation or scoring raising on one process) stops the run on every process: before the
+records are gathered the processes add up one error flag each (`failed_ranks`), and each raises
+`EvalFailed` naming the failing ranks. Swallowing it on the failing process alone would leave the others
+waiting in the gather until the NCCL timeout (30 minutes by default), with the cause in one rank's log.
 """
 
 from __future__ import annotations
@@ -18,6 +23,29 @@ from typing import Any
 from transformers import TrainerCallback
 
 log = logging.getLogger(__name__)
+
+class EvalFailed(RuntimeError):
+    """The evaluation raised on at least one process; raised on every process alike."""
+
+
+def failed_ranks(acc: Any, failed: bool) -> list[int]:
+    """The process indices whose evaluation failed, the same list on every process (one all-reduce of a
+    flag per process: a collective every process reaches, whether its own share failed or not)."""
+    if acc.num_processes <= 1:
+        return [acc.process_index] if failed else []
+    import torch
+
+    flags = torch.zeros(acc.num_processes, device=acc.device)
+    flags[acc.process_index] = 1.0 if failed else 0.0
+    flags = acc.reduce(flags, reduction="sum")
+    return [i for i, flag in enumerate(flags.tolist()) if flag > 0]
+
+
+def gather_records(records: list) -> list:
+    from accelerate.utils import gather_object
+
+    return gather_object(records)
+
 
 LOGGED = ("accuracy", "reward_hit", "format_rate", "step_validity", "unknown_rate", "mean_steps", "mean_tokens")
 
@@ -57,13 +85,30 @@ class EvalCallback(TrainerCallback):
             self._evaluate(state, control)
 
     def evaluate_now(self) -> dict[str, Any]:
-        """Generate, score and summarise on this process's share; the full summary on the main process."""
-        from prosfi.eval.generate import GenerationConfig, generate_hf
+        """Generate, score and summarise on this process's share; the full summary on the main process.
+        Raises `EvalFailed` on every process when any process's share failed."""
         from prosfi.eval.metrics import summarize
+
+        acc = self.trainer.accelerator
+        error: BaseException | None = None
+        try:
+            records = self._share_records(acc)
+        except Exception as exc:  # noqa: BLE001 - reported on every process below, then raised
+            error, records = exc, []
+        failed = failed_ranks(acc, error is not None)
+        if failed:
+            here = f"; here (rank {acc.process_index}): {error!r}" if error is not None else ""
+            raise EvalFailed(f"eval_data evaluation failed on rank(s) {', '.join(map(str, failed))} of "
+                             f"{acc.num_processes}{here}") from error
+        if acc.num_processes > 1:
+            records = gather_records(records)
+        return summarize(records, n_boot=200)
+
+    def _share_records(self, acc: Any) -> list[dict[str, Any]]:
+        from prosfi.eval.generate import GenerationConfig, generate_hf
         from prosfi.eval.scoring import score_generations
 
         trainer = self.trainer
-        acc = trainer.accelerator
         model = acc.unwrap_model(trainer.model)
         tok = trainer.processing_class
         share = self.problems[acc.process_index::acc.num_processes]
@@ -76,20 +121,12 @@ class EvalCallback(TrainerCallback):
         records = score_generations(share, gens, self.verifier, self.reward_config, self.chain_config)
         for r in records:
             r.pop("completion", None)
-        if acc.num_processes > 1:
-            from accelerate.utils import gather_object
-
-            records = gather_object(records)
-        return summarize(records, n_boot=200)
+        return records
 
     def _evaluate(self, state, control) -> None:
         if self.trainer is None:
             raise RuntimeError("EvalCallback: call attach(trainer) before training")
-        try:
-            summary = self.evaluate_now()
-        except Exception as exc:  # an eval hiccup must not stop training
-            log.warning("evaluation at step %d failed: %r", state.global_step, exc, exc_info=True)
-            return
+        summary = self.evaluate_now()  # EvalFailed stops the run on every process alike
         logs = {}
         for key in LOGGED:
             v = summary["overall"].get(key)
@@ -152,4 +189,4 @@ def from_script(script: Any, training: Any, verifier) -> EvalCallback | None:
     )
 
 
-__all__ = ["EvalCallback", "from_script", "held_out", "split_specs"]
+__all__ = ["EvalCallback", "EvalFailed", "failed_ranks", "from_script", "gather_records", "held_out", "split_specs"]

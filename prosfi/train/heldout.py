@@ -198,21 +198,66 @@ def after(trainer: Any, problems: list, script: Any, training: Any, verifier: An
     return summary
 
 
+GATE_RECORD = "gate.json"  # in output_dir/sft/format_check: the gate's measured rate and what it was measured on
+
+
+def gate_key(script: Any, training: Any, model_path: str, problems: list) -> dict[str, Any]:
+    """What the warm-up's format rate depends on: the model, the gate's problems, the generation and prompt
+    settings. A record made under another key is measured again."""
+    import hashlib
+
+    ids = hashlib.sha256("\n".join(p.id for p in problems).encode()).hexdigest()[:16]
+    return {"model": str(model_path), "prompts": len(problems), "problems_sha": ids,
+            "max_completion_length": training.max_completion_length, "few_shot": script.few_shot,
+            "system_prompt": script.system_prompt, "reward_mode": script.reward_mode}
+
+
+def recorded_rate(where: Path, key: dict[str, Any]) -> float | None:
+    """The rate a gate recorded in `where` under the same `key`, or None."""
+    import json
+
+    try:
+        record = json.loads((where / GATE_RECORD).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("key") != key or not isinstance(record.get("rate"), (int, float)):
+        return None
+    return float(record["rate"])
+
+
 def warm_up_format_rate(script: Any, training: Any, verifier: Any, model_path: str) -> float | None:
     """The warm-up model's format rate on `sft_format_check` held-out prompts (greedy), the same on every
-    process; None when the recipe sets no `sft_min_format_rate`. Records go to output_dir/sft/format_check."""
+    process; None when the recipe sets no `sft_min_format_rate`. Records go to output_dir/sft/format_check.
+
+    Measured once per warm-up: the rate is recorded there (`gate.json`) and a later stage of the same run
+    reuses it. The launchers run `prosfi sft` (which checks the gate) and then `prosfi train`, which finds
+    the warm-up done; measuring again would reload the model and repeat every generation (for a 7B
+    warm-up, 64 greedy completions of up to 4,096 tokens). The main process reads the record and
+    broadcasts it, so every process agrees on whether to generate."""
+    import json
+
     from accelerate import PartialState
 
     if script.sft_min_format_rate <= 0:
         return None
     problems = held_out_problems(script, max(1, int(script.sft_format_check)), role="gate")
     state = PartialState()
+    where = Path(training.output_dir) / "sft" / "format_check"
+    key = gate_key(script, training, model_path, problems)
+    recorded = [recorded_rate(where, key) if state.is_main_process else None]
+    if state.num_processes > 1:
+        from accelerate.utils import broadcast_object_list
+
+        broadcast_object_list(recorded, from_process=0)
+    if recorded[0] is not None:
+        if state.is_main_process:
+            print(f"[prosfi] SFT warm-up format rate: measured already ({where / GATE_RECORD})", flush=True)
+        return recorded[0]
     from prosfi.eval import load_hf
 
     with _without_zero3_init():
         model, tok = load_hf(model_path, "cpu" if training.use_cpu else str(state.device))
-        summary = evaluate_policy(model, tok, problems, script, training, verifier,
-                                  Path(training.output_dir) / "sft" / "format_check", f"{model_path} (warm-up)")
+        summary = evaluate_policy(model, tok, problems, script, training, verifier, where, f"{model_path} (warm-up)")
     del model
     from prosfi.train.stages import release_memory
 
@@ -222,6 +267,9 @@ def warm_up_format_rate(script: Any, training: Any, verifier: Any, model_path: s
         from accelerate.utils import broadcast_object_list
 
         broadcast_object_list(rate, from_process=0)
+    if state.is_main_process and rate[0] is not None:
+        where.mkdir(parents=True, exist_ok=True)
+        (where / GATE_RECORD).write_text(json.dumps({"rate": rate[0], "key": key}, indent=2) + "\n")
     return rate[0]
 
 

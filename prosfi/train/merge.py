@@ -40,6 +40,41 @@ def adapter_base(adapter: Path, base: str | None = None) -> str:
     return named  # a hub id
 
 
+WEIGHT_FILES = ("adapter_model.safetensors", "adapter_model.bin")
+
+
+def check_adapter_weights(adapter: Path) -> Path:
+    """The adapter's weights file, refused (MergeError) when there is none or it holds no tensor: without it
+    PEFT would look the directory's name up on the hub, or merge nothing and write the base model back as if
+    it were the trained one (a run interrupted before `save_model`, a copy that left the weights behind)."""
+    found = next((adapter / name for name in WEIGHT_FILES if (adapter / name).is_file()), None)
+    if found is None:
+        raise MergeError(f"--adapter {adapter}: adapter_config.json but no {' or '.join(WEIGHT_FILES)} (the adapter's "
+                         "weights); give the folder the run saved them in")
+    if found.suffix == ".safetensors":
+        tensors = _safetensors_keys(found)
+        if tensors is None:
+            raise MergeError(f"--adapter {adapter}: {found.name} is not a readable safetensors file")
+        if not tensors:
+            raise MergeError(f"--adapter {adapter}: {found.name} holds no tensors (nothing to merge)")
+    elif found.stat().st_size == 0:
+        raise MergeError(f"--adapter {adapter}: {found.name} is empty (nothing to merge)")
+    return found
+
+
+def _safetensors_keys(path: Path) -> list[str] | None:
+    """The tensor names in a safetensors header (8-byte little-endian length, then JSON), or None."""
+    try:
+        with path.open("rb") as f:
+            size = int.from_bytes(f.read(8), "little")
+            if not 0 < size <= 100_000_000:
+                return None
+            header = json.loads(f.read(size))
+    except (OSError, ValueError):
+        return None
+    return [k for k in header if k != "__metadata__"] if isinstance(header, dict) else None
+
+
 def merge_adapter(adapter: str | Path, out: str | Path, base: str | None = None, dtype: str = "auto") -> Path:
     """Merge `adapter` into its base and save the full model to `out` (which must not hold files yet)."""
     import torch
@@ -48,6 +83,7 @@ def merge_adapter(adapter: str | Path, out: str | Path, base: str | None = None,
 
     adapter, out = Path(adapter), Path(out)
     base_name = adapter_base(adapter, base)
+    check_adapter_weights(adapter)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise MergeError(f"-o {out}: exists and is not an empty folder (choose a new one; nothing is overwritten)")
     kwargs = {} if dtype == "auto" else {"dtype": getattr(torch, dtype)}
@@ -62,4 +98,4 @@ def merge_adapter(adapter: str | Path, out: str | Path, base: str | None = None,
     return out
 
 
-__all__ = ["MergeError", "adapter_base", "merge_adapter"]
+__all__ = ["MergeError", "adapter_base", "check_adapter_weights", "merge_adapter"]
