@@ -367,8 +367,11 @@ def _train(argv: list[str]) -> int:
         return 0
     dry = "--dry-run" in overrides
     overrides = [o for o in overrides if o != "--dry-run"]
-    try:
-        resolved = resolve(recipe, overrides, dry_run=dry)
+    import contextlib
+
+    try:  # stdout carries the dry run's YAML: transformers prints "[INFO] Running in WANDB offline mode" on import
+        with contextlib.redirect_stdout(sys.stderr):
+            resolved = resolve(recipe, overrides, dry_run=dry)
     except (RecipeError, ValueError) as exc:
         return error(exc)
     if resolved.script.dry_run:
