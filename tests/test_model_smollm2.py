@@ -156,7 +156,7 @@ def test_it_answers_a_question_greedily(smol):
     """The weights are the pretrained ones (a wrong dequantisation or tensor mapping would not say 5), and
     `generate_hf`, which `prosfi eval` runs, stops at <|im_end|>."""
     from prosfi.data.toy import ToyConfig, generate
-    from prosfi.eval.generate import GenerationConfig, generate_hf
+    from prosfi.eval.generate import GenerationConfig, PromptSettings, generate_hf
 
     _, model, tok = smol
     enc = tok.apply_chat_template([{"role": "user", "content": "What is 2+3? Answer with a number."}],
@@ -164,7 +164,8 @@ def test_it_answers_a_question_greedily(smol):
     seq = model.generate(**enc, max_new_tokens=8, do_sample=False)
     assert "5" in tok.decode(seq[0, enc["input_ids"].shape[1]:], skip_special_tokens=True)
     problems = generate(ToyConfig(), 2, seed=3)
-    gens = generate_hf(problems, model, tok, GenerationConfig(max_new_tokens=4), progress=False)
+    short = PromptSettings(system_prompt="Answer with the option letter.")  # the default one is 400 tokens
+    gens = generate_hf(problems, model, tok, GenerationConfig(max_new_tokens=4), short, progress=False)
     assert [g.problem_id for g in gens] == [p.id for p in problems]
     assert all(g.completion.strip() and 0 < g.tokens <= 4 for g in gens)
 
