@@ -107,13 +107,18 @@ def smol(tmp_path_factory):
     """(folder, model, tokenizer): the conversion by the CLI, then the folder loaded as `prosfi eval` loads it."""
     if not (HAS_SOURCE and HAS_GGUF_PACKAGE and HAS_TORCH):
         pytest.skip(REAL_SKIP)
+    import torch
+
     from prosfi.eval.generate import load_hf
 
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # on 2 shared cores one thread is faster (recipes/demo/cpu_chains.yaml's torch_threads)
     out = tmp_path_factory.mktemp("smollm2") / "SmolLM2-135M-Instruct"
     args = ["model", "smollm2", "--out", str(out)] + (["--gguf", SOURCE] if SOURCE else [])
     assert main(args) == 0
     model, tokenizer = load_hf(str(out), device="cpu", dtype="auto")
-    return out, model, tokenizer
+    yield out, model, tokenizer
+    torch.set_num_threads(threads)
 
 
 @pytest.mark.slow
