@@ -100,6 +100,32 @@ def test_without_the_gguf_package_says_how_to_install_it(tmp_path, capsys, monke
     assert "needs the gguf package" in err and ".[smollm2]" in err
 
 
+@pytest.mark.skipif(not (HAS_GGUF_PACKAGE and HAS_TORCH), reason="needs the gguf package and the train extra")
+def test_a_truncated_gguf_is_one_line_and_leaves_nothing(tmp_path, capsys):
+    err = _refusal(capsys, "--out", str(tmp_path / "m"), "--gguf", str(_fake_gguf(tmp_path / "x.gguf")))
+    assert "transformers cannot read it as a model" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.gguf"]
+
+
+def test_eval_few_shot_sets_the_worked_examples(tmp_path):
+    """`prosfi eval --few-shot K`: what a pretrained model that never saw the format is evaluated with."""
+    import argparse
+
+    from prosfi.data.toy import ToyConfig, generate
+    from prosfi.eval.cli import add_generation_arguments, prompt_settings
+    from prosfi.eval.generate import build_prompts
+
+    parser = argparse.ArgumentParser()
+    add_generation_arguments(parser)
+    args = parser.parse_args(["--model", "m", "--few-shot", "2"])
+    problem = generate(ToyConfig(), 1, seed=3)[0]
+    roles = [m["role"] for m in build_prompts([problem], prompt_settings(args.recipe, args.few_shot))[0]]
+    assert roles == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert [m["role"] for m in build_prompts([problem], prompt_settings(None))[0]] == ["system", "user"]
+    with pytest.raises(ValueError, match="--few-shot -1"):
+        prompt_settings(None, -1)
+
+
 # --- the real model: one conversion for the module ---------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -214,7 +214,9 @@ def convert(out: str | Path, gguf: str | None = None, dtype: str = "float32") ->
             if "gguf" in str(exc).lower():  # a gguf release this transformers refuses
                 raise ConversionError(f"transformers cannot use the installed gguf: {GGUF_HINT}") from None
             raise
-        except (ValueError, KeyError, RuntimeError, OSError) as exc:
+        except Exception as exc:  # a user's file: a truncated GGUF fails anywhere in gguf's reader
+            if isinstance(exc, ConversionError):
+                raise
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise ConversionError(f"{source.origin}: transformers cannot read it as a model: {first[:240]}") from None
         params = sum(p.numel() for p in model.parameters())
