@@ -19,7 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "data": ("prosfi.data.cli", "generate or load problems, gold traces and TRL prompt rows"),
     "train": ("prosfi.train.cli_train", "GRPO training from a YAML recipe plus overrides"),
     "sft": ("prosfi.train.cli_sft", "SFT warm-up on gold traces"),
-    "model": ("prosfi.train.cli_model", "build a tiny local model (demos, tests); merge a LoRA adapter into its base"),
+    "model": ("prosfi.train.cli_model", "tiny local model; SmolLM2 converted offline; merge a LoRA adapter"),
     "lean": ("prosfi.rewards.lean_cli", "Lean 4 backend utilities (render a step, probe the REPL)"),
     "prm": ("prosfi.prm.cli", "process reward models: label, train, score, rerank, negatives"),
     "search": ("prosfi.prm.search_cli", "verifier-first beam search with a PRM"),

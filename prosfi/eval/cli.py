@@ -48,6 +48,9 @@ def add_generation_arguments(parser: argparse.ArgumentParser, required: bool = F
                    help="generation engine for --model (default: %(default)s)")
     g.add_argument("--recipe", help="a training recipe: its system_prompt, few_shot and reward_mode build the "
                    "prompts, and evaluated problems that overlap its training problems are reported")
+    g.add_argument("--few-shot", type=int, default=None, metavar="K",
+                   help="worked examples before each problem (default: the recipe's few_shot, else 0); a "
+                   "pretrained chat model that never saw the format needs them")
     g.add_argument("--n", type=int, default=1, help="samples per problem; > 1 adds pass@k and maj@k")
     g.add_argument("--temperature", type=float, default=None,
                    help="sampling temperature (default: 0, greedy, for --n 1; 1.0 otherwise)")
@@ -129,23 +132,29 @@ def generation_config(args: argparse.Namespace):
                             max_new_tokens=args.max_new_tokens, seed=args.seed, batch_size=args.batch_size)
 
 
-def prompt_settings(recipe: str | None):
-    """The prompts a recipe trains on (its `system_prompt`, `few_shot`, `reward_mode`); defaults without one."""
+def prompt_settings(recipe: str | None, few_shot: int | None = None):
+    """The prompts a recipe trains on (its `system_prompt`, `few_shot`, `reward_mode`); defaults without one.
+    `few_shot` (--few-shot), when given, replaces the recipe's number of worked examples."""
+    import dataclasses
+
     from prosfi.eval.generate import PromptSettings
 
-    if not recipe:
-        return PromptSettings()
-    import contextlib
+    if few_shot is not None and few_shot < 0:
+        raise ValueError(f"--few-shot {few_shot}: give 0 or more")
+    settings = PromptSettings()
+    if recipe:
+        import contextlib
 
-    from prosfi.train.recipe import resolve
+        from prosfi.train.config import sub_config
+        from prosfi.train.recipe import resolve
 
-    # resolving imports transformers' integrations, which print "[INFO] Running in WANDB offline mode" when
-    # WANDB_MODE=offline; stdout carries the evaluation's table
-    with contextlib.redirect_stdout(sys.stderr):
-        script = resolve(recipe, [], dry_run=True).script
-    from prosfi.train.config import sub_config
-
-    return PromptSettings(script.system_prompt, script.few_shot, script.reward_mode, sub_config(script, "chain"))
+        # resolving imports transformers' integrations, which print "[INFO] Running in WANDB offline mode" when
+        # WANDB_MODE=offline; stdout carries the evaluation's table
+        with contextlib.redirect_stdout(sys.stderr):
+            script = resolve(recipe, [], dry_run=True).script
+        settings = PromptSettings(script.system_prompt, script.few_shot, script.reward_mode,
+                                  sub_config(script, "chain"))
+    return settings if few_shot is None else dataclasses.replace(settings, few_shot=few_shot)
 
 
 def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = None,
@@ -179,7 +188,7 @@ def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = N
     cfg = generation_config(args)
     if args.batch_size < 1:
         raise ValueError(f"--batch-size {args.batch_size}: give at least 1")
-    settings = prompt_settings(args.recipe)
+    settings = prompt_settings(args.recipe, getattr(args, "few_shot", None))  # a Namespace built by hand may lack it
     progress = not args.no_progress
     if args.endpoint:
         if not args.served_model:

