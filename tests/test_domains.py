@@ -190,7 +190,7 @@ def test_prm_labels_and_step_verdicts_for_quantity_chains(verifier):
 
 
 def test_quantity_csp_twins_are_checkable_but_wrong_for_the_problem(verifier):
-    from prosfi.prm.negatives import domain_pairs
+    from prosfi.prm.negatives import csp_pairs
 
     eggs = Problem.from_dict({
         "id": "eggs", "kind": "quantity", "source": "gsm8k", "question": "16 eggs, eats 3, bakes 4, sells at $2.",
@@ -200,7 +200,7 @@ def test_quantity_csp_twins_are_checkable_but_wrong_for_the_problem(verifier):
         "gold_steps": [{"id": "s1", "expr": "g1 - g2 - g3", "value": 9, "unit": ""},
                        {"id": "s2", "expr": "s1 * g4", "value": 18, "unit": "USD"}]})
     stats: dict = {}
-    pairs = domain_pairs(eggs, verifier, per_kind=2, stats=stats)
+    pairs = csp_pairs(eggs, verifier, per_kind=2, stats=stats)
     kinds = {p["kind"] for p in pairs}
     assert kinds == {"wrong_operand", "wrong_principle"}
     d = domain_for(eggs)
@@ -208,4 +208,4 @@ def test_quantity_csp_twins_are_checkable_but_wrong_for_the_problem(verifier):
         assert p["rejected"] != p["chosen"] and p["rejected"]["value"] not in (9, 18)
         result = d.check_chain(eggs, p["prefix"] + [p["rejected"]])  # valid arithmetic as the last step
         assert result.steps[-1].verdict == "valid"
-    assert domain_pairs(QTY, verifier) == []  # `g1 * g2` (km*h) is checkable but has not the target's unit
+    assert csp_pairs(QTY, verifier) == []  # `g1 * g2` (km*h) is checkable but has not the target's unit
