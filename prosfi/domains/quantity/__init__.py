@@ -17,31 +17,13 @@ from prosfi.data import quant_gold
 from prosfi.data.problem import Problem
 from prosfi.domains.base import Domain, EvalColumn
 from prosfi.domains.quantity import gold
-from prosfi.domains.quantity.answer import (
-    QuantityAnswer,
-    answer_tolerance,
-    gold_value,
-    matches,
-    read_answer,
-    read_in,
-)
-from prosfi.domains.quantity.chain import (
-    DEFAULT_RULES,
-    DIMENSION,
-    GROUNDING_GUARDS,
-    QuantityChainCheck,
-    QuantityRules,
-    QuantityState,
-    QuantityStepResult,
-)
+from prosfi.domains.quantity.answer import (QuantityAnswer, answer_tolerance, gold_value, matches, read_answer,
+                                            read_in)
+from prosfi.domains.quantity.chain import (DEFAULT_RULES, DIMENSION, GROUNDING_GUARDS, QuantityChainCheck,
+                                           QuantityRules, QuantityState, QuantityStepResult)
 from prosfi.domains.quantity.perturbations import perturbations
-from prosfi.domains.quantity.prompts import (
-    SYSTEM_PROMPT,
-    answer_text,
-    render_completion,
-    system_prompt,
-    user_prompt,
-)
+from prosfi.domains.quantity.prompts import (SYSTEM_PROMPT, answer_text, render_completion, system_prompt,
+                                             user_prompt)
 from prosfi.domains.quantity.steps import QuantityStep, claimed_value, parse_steps
 from prosfi.quant.grounding import ALLOWED_CONSTANTS
 from prosfi.trace.schema import ParsedTrace, parse_trace
