@@ -109,7 +109,7 @@ QTY = Problem.from_dict({
 
 def test_quantity_domain_does_every_job_of_the_interface():
     d = domain_for(QTY)
-    assert d.name == "quantity" and d.kinds == ("quantity",) and not d.step_grounding
+    assert d.name == "quantity" and d.kinds == ("quantity",) and d.groundedness(QTY) is None  # CSP groundedness: logic
     prompt = d.user_prompt(QTY)
     assert "g1 = 120 km" in prompt and 'g2 = 1.5 h  ("covers it in 1.5 h")' in prompt and "Find: speed (in km/h)" in prompt
     assert d.answer_text(QTY) == "80 km/h" and d.gold_steps(QTY)[0]["expr"] == "g1 / g2"
@@ -120,7 +120,7 @@ def test_quantity_domain_does_every_job_of_the_interface():
     assert result.chain_valid
     sloppy = d.parse_trace(QTY, d.sloppy_completion(QTY)).trace
     assert not d.check_chain(QTY, sloppy.steps, d.parse_answer(QTY, sloppy.answer)).chain_valid
-    assert d.step_categories()["dimension_errors"] == ("dimension",)
+    assert {c.record: c.guards for c in d.eval_columns}["dimension_errors"] == ("dimension",)
     moved = Problem.from_dict({**QTY.to_dict(), "id": "other"})
     assert d.content_key(moved) == d.content_key(QTY) != d.content_key(PQA)
     assert d.parse_trace(QTY, "no blocks").reason == "missing </think>"

@@ -7,7 +7,8 @@ import pytest
 
 from prosfi.data.gold import gold_steps
 from prosfi.domains.logic.ground import Groundedness
-from prosfi.prm.negatives import csp_pairs, natural_pairs, next_grounded_step
+from prosfi.domains.logic.perturbations import next_grounded_step
+from prosfi.prm.negatives import csp_pairs, natural_pairs
 from prosfi.prm.steps import chain_verdicts
 from prosfi.verify import Verifier, VerifierConfig
 
