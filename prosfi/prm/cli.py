@@ -581,12 +581,12 @@ def _negatives(args: argparse.Namespace) -> int:
             chains: dict[str, list] = {}
             for g in _generations(args, problems):
                 problem = problems.get(g.problem_id)
-                if problem is None or domain_for(problem).groundedness(problem) is None:
-                    continue  # natural negatives need a groundedness (`Domain.groundedness`: logic)
+                if problem is None:
+                    continue
                 trace = domain_for(problem).parse_trace(problem, g.completion).trace
                 if trace is not None and trace.steps:
                     chains.setdefault(g.problem_id, []).append(trace.steps)
-            for pid, cs in chains.items():
+            for pid, cs in chains.items():  # none for a domain without a groundedness (`Domain.groundedness`)
                 pairs += natural_pairs(problems[pid], cs, verifier, args.natural_margin, stats=stats)
     _write_jsonl(args.output, pairs)
     kinds = Counter(p["kind"] for p in pairs)

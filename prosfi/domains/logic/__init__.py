@@ -81,9 +81,10 @@ class LogicDomain(Domain):
 
     # ------------------------------------------------------------------ PRM (prosfi.domains.logic.perturbations)
     def groundedness(self, problem: Problem) -> Groundedness:
-        if self._ground is None or self._ground[0] is not problem:
-            self._ground = (problem, Groundedness(problem))
-        return self._ground[1]
+        hit = self._ground  # one read: another thread may replace it
+        if hit is None or hit[0] is not problem:
+            hit = self._ground = (problem, Groundedness(problem))
+        return hit[1]
 
     def perturbations(self, problem: Problem, prefix: Sequence[dict[str, Any]], chosen: dict[str, Any],
                       per_kind: int | None = None) -> list[tuple[str, dict[str, Any]]]:
