@@ -178,7 +178,7 @@ class Domain:
                           verdicts: Sequence[Sequence[str]], ground: Grounding
                           ) -> list[tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]]:
         """(prefix, grounded step, rejected step) from sampled chains (steps as written, with their verdicts):
-        a valid but ungrounded step against the gold step its prefix could have taken. None by default."""
+        a valid but ungrounded step against the gold step its prefix could have taken. Empty by default."""
         return []
 
     # ------------------------------------------------------------------ prompts
