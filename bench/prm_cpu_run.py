@@ -24,7 +24,7 @@ from pathlib import Path
 
 def variants(problem, rng: random.Random) -> list[str]:
     from prosfi.data.gold import gold_steps, render_completion
-    from prosfi.prm.negatives import csp_candidates
+    from prosfi.domains.logic.perturbations import csp_candidates
 
     gold = gold_steps(problem)
     if not gold:
@@ -61,8 +61,8 @@ class GoldMixProposer:
         return self.policy.head(problem)
 
     def propose(self, problem, prefix, k):
-        from prosfi.prm.ground import Groundedness
-        from prosfi.prm.negatives import csp_candidates, next_grounded_step
+        from prosfi.domains.logic.ground import Groundedness
+        from prosfi.domains.logic.perturbations import csp_candidates, next_grounded_step
         from prosfi.prm.search import Proposal
 
         own = self.policy.propose(problem, prefix, max(1, k // 2))
@@ -75,7 +75,7 @@ class GoldMixProposer:
         return (own + [Proposal("", step=nxt)] + twins + [neg])[:k]
 
     def answer(self, problem, steps):
-        from prosfi.prm.ground import canonical_text
+        from prosfi.domains.logic.ground import canonical_text
 
         done = {canonical_text(s["conclusion"]) for s in steps}
         if canonical_text(problem.goal) in done:

@@ -109,7 +109,7 @@ QTY = Problem.from_dict({
 
 def test_quantity_domain_does_every_job_of_the_interface():
     d = domain_for(QTY)
-    assert d.name == "quantity" and d.kinds == ("quantity",) and not d.step_grounding
+    assert d.name == "quantity" and d.kinds == ("quantity",) and d.groundedness(QTY) is None  # CSP groundedness: logic
     prompt = d.user_prompt(QTY)
     assert "g1 = 120 km" in prompt and 'g2 = 1.5 h  ("covers it in 1.5 h")' in prompt and "Find: speed (in km/h)" in prompt
     assert d.answer_text(QTY) == "80 km/h" and d.gold_steps(QTY)[0]["expr"] == "g1 / g2"
@@ -120,7 +120,7 @@ def test_quantity_domain_does_every_job_of_the_interface():
     assert result.chain_valid
     sloppy = d.parse_trace(QTY, d.sloppy_completion(QTY)).trace
     assert not d.check_chain(QTY, sloppy.steps, d.parse_answer(QTY, sloppy.answer)).chain_valid
-    assert d.step_categories()["dimension_errors"] == ("dimension",)
+    assert {c.record: c.guards for c in d.eval_columns}["dimension_errors"] == ("dimension",)
     moved = Problem.from_dict({**QTY.to_dict(), "id": "other"})
     assert d.content_key(moved) == d.content_key(QTY) != d.content_key(PQA)
     assert d.parse_trace(QTY, "no blocks").reason == "missing </think>"
@@ -190,7 +190,7 @@ def test_prm_labels_and_step_verdicts_for_quantity_chains(verifier):
 
 
 def test_quantity_csp_twins_are_checkable_but_wrong_for_the_problem(verifier):
-    from prosfi.prm.negatives import domain_pairs
+    from prosfi.prm.negatives import csp_pairs
 
     eggs = Problem.from_dict({
         "id": "eggs", "kind": "quantity", "source": "gsm8k", "question": "16 eggs, eats 3, bakes 4, sells at $2.",
@@ -200,7 +200,7 @@ def test_quantity_csp_twins_are_checkable_but_wrong_for_the_problem(verifier):
         "gold_steps": [{"id": "s1", "expr": "g1 - g2 - g3", "value": 9, "unit": ""},
                        {"id": "s2", "expr": "s1 * g4", "value": 18, "unit": "USD"}]})
     stats: dict = {}
-    pairs = domain_pairs(eggs, verifier, per_kind=2, stats=stats)
+    pairs = csp_pairs(eggs, verifier, per_kind=2, stats=stats)
     kinds = {p["kind"] for p in pairs}
     assert kinds == {"wrong_operand", "wrong_principle"}
     d = domain_for(eggs)
@@ -208,4 +208,4 @@ def test_quantity_csp_twins_are_checkable_but_wrong_for_the_problem(verifier):
         assert p["rejected"] != p["chosen"] and p["rejected"]["value"] not in (9, 18)
         result = d.check_chain(eggs, p["prefix"] + [p["rejected"]])  # valid arithmetic as the last step
         assert result.steps[-1].verdict == "valid"
-    assert domain_pairs(QTY, verifier) == []  # `g1 * g2` (km*h) is checkable but has not the target's unit
+    assert csp_pairs(QTY, verifier) == []  # `g1 * g2` (km*h) is checkable but has not the target's unit

@@ -6,8 +6,9 @@ import prm_support as S
 import pytest
 
 from prosfi.data.gold import gold_steps
-from prosfi.prm.ground import Groundedness
-from prosfi.prm.negatives import csp_pairs, natural_pairs, next_grounded_step
+from prosfi.domains.logic.ground import Groundedness
+from prosfi.domains.logic.perturbations import next_grounded_step
+from prosfi.prm.negatives import csp_pairs, natural_pairs
 from prosfi.prm.steps import chain_verdicts
 from prosfi.verify import Verifier, VerifierConfig
 
@@ -58,7 +59,7 @@ def test_negative_conclusions_are_written_like_gold_steps(verifier):
 
 
 def test_natural_negatives_from_sampled_chains(verifier):
-    from prosfi.prm.negatives import consequences
+    from prosfi.domains.logic.perturbations import consequences
 
     pairs_seen = 0
     for problem in _fol(10):

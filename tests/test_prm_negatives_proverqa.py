@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from prosfi.domains.logic.ground import Groundedness, canonical_text
+from prosfi.domains.logic.perturbations import known_literals, rules
 from prosfi.eval.sources import load_source
-from prosfi.prm.ground import Groundedness, canonical_text
-from prosfi.prm.negatives import csp_pairs, known_literals, rules
+from prosfi.prm.negatives import csp_pairs
 from prosfi.prm.steps import chain_verdicts
 from prosfi.verify import Verifier, VerifierConfig
 

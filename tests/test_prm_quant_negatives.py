@@ -18,7 +18,7 @@ import pytest
 from prosfi.cli import main
 from prosfi.domains import domain_for
 from prosfi.eval.sources import load_source
-from prosfi.prm.negatives import domain_pairs
+from prosfi.prm.negatives import csp_pairs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GSM8K = FIXTURES / "gsm8k_test_sample.jsonl"
@@ -273,7 +273,7 @@ def _pairs_and_gold(spec: str, count: int = 12):
     for p in src.problems:
         steps = domain_for(p).gold_steps(p) or []
         gold[p.id] = [_quantity(s["value"], s.get("unit", "")) for s in steps]
-        pairs += domain_pairs(p, None, per_kind=3, stats=stats)
+        pairs += csp_pairs(p, None, per_kind=3, stats=stats)
     return pairs, gold, stats
 
 
@@ -331,7 +331,7 @@ def _energy_problem():
 
 def test_primitive_swap_to_a_wrong_principle_is_kept():
     p = _energy_problem()
-    pairs = domain_pairs(p, None, per_kind=3)
+    pairs = csp_pairs(p, None, per_kind=3)
     swaps = [q for q in pairs if q["kind"] == "wrong_principle" and q["rejected"].get("op") == "potential_energy"]
     assert swaps and all(q["rejected"]["unit"] == "J" for q in swaps)
     reach = reachable_values(p.givens, domain_for(p).gold_steps(p))

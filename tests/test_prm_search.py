@@ -7,8 +7,9 @@ import math
 
 import pytest
 
-from prosfi.prm.ground import Groundedness
-from prosfi.prm.negatives import csp_candidates, next_grounded_step
+from prosfi.domains import get_domain
+from prosfi.domains.logic.ground import Groundedness
+from prosfi.domains.logic.perturbations import csp_candidates, next_grounded_step
 from prosfi.prm.search import (
     HFProposer,
     Proposal,
@@ -21,6 +22,8 @@ from prosfi.prm.search import (
 )
 from prosfi.prm.steps import chain_verdicts
 from prosfi.verify import Verifier, VerifierConfig
+
+LOGIC = get_domain("logic")  # the step schema of these problems
 
 
 @pytest.fixture(scope="module")
@@ -139,19 +142,19 @@ def test_cost_model_matches_the_measured_counts(problem, verifier):
 
 
 def test_read_step_of_hostile_text_is_a_reason_not_an_exception():
-    deep = read_step('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    deep = read_step('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", LOGIC)
     assert deep.reason and "not JSON" in deep.reason
-    huge = read_step('{"id": "s1", "value": ' + "9" * 5000 + "}")
+    huge = read_step('{"id": "s1", "value": ' + "9" * 5000 + "}", LOGIC)
     assert huge.reason and "not JSON" in huge.reason
 
 
 def test_read_step_stops_at_one_object():
-    p = read_step(' {"id": "s1", "dependencies": ["h1"], "conclusion": "A } b", "rule": "x"},\n{"id": "s2"')
+    p = read_step(' {"id": "s1", "dependencies": ["h1"], "conclusion": "A } b", "rule": "x"},\n{"id": "s2"', LOGIC)
     assert p.step == {"id": "s1", "dependencies": ["h1"], "conclusion": "A } b", "rule": "x"}
-    assert read_step("\n]\n</steps>").end and read_step("[]").end
-    assert read_step('[{"id": "s1", "dependencies": [], "conclusion": "A", "rule": ""}').step["id"] == "s1"
-    assert read_step(',\n{"id": "s2", "dependencies": [], "conclusion": "A", "rule": ""}').step["id"] == "s2"
-    assert read_step('{"id": "s1", "dependen').step is None and not read_step("garbage").end
+    assert read_step("\n]\n</steps>", LOGIC).end and read_step("[]", LOGIC).end
+    assert read_step('[{"id": "s1", "dependencies": [], "conclusion": "A", "rule": ""}', LOGIC).step["id"] == "s1"
+    assert read_step(',\n{"id": "s2", "dependencies": [], "conclusion": "A", "rule": ""}', LOGIC).step["id"] == "s2"
+    assert read_step('{"id": "s1", "dependen', LOGIC).step is None and not read_step("garbage", LOGIC).end
     assert object_end('{"a": "{"}, {') == len('{"a": "{"}')
     text = completion_text([p.step], "A")
     assert text.startswith("<think>") and text.endswith("<answer>A</answer>") and "<steps>\n[{" in text

@@ -8,12 +8,13 @@ import json
 
 import pytest
 
-from prosfi.domains import domain_for
+from prosfi.domains import domain_for, get_domain
 from prosfi.eval.sources import load_source
 from prosfi.prm.search import Proposal, SearchConfig, cost_report, read_step, search
 from prosfi.prm.steps import chain_verdicts
 
 K = 4
+LOGIC = get_domain("logic")
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +123,7 @@ def test_read_step_takes_the_quantity_schema(problem):
     d = domain_for(problem)
     ok = read_step(' {"id": "s1", "expr": "g1 * g2", "value": 6, "unit": "m"},\n{"id"', d)
     assert ok.step is not None and ok.step["expr"] == "g1 * g2" and ok.step["value"] == 6
-    assert read_step('{"id": "s1", "expr": "g1 * g2", "value": 6, "unit": "m"}').step is None  # logic schema
+    assert read_step('{"id": "s1", "expr": "g1 * g2", "value": 6, "unit": "m"}', LOGIC).step is None  # logic schema
     assert read_step("]", d).end
     assert read_step("{not json", d).reason
 

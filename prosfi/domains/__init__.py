@@ -5,7 +5,8 @@
     trace = domain.parse_trace(problem, completion_text)
 
 Rewards, eval, training and the PRM tools call the Domain, never branch on the kind; adding a
-domain means adding a `Domain` (and its data), not touching those layers.
+domain means adding a `Domain` (and its data) and registering it (a line in `_REGISTRY` and
+`KIND_DOMAINS`, or `register(domain)` at run time), not touching those layers.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from prosfi.domains.base import Claim, Domain
+from prosfi.domains.base import Claim, Domain, EvalColumn, Grounding
 
 # domain name -> (module, class); modules are imported on first use (the quantity one loads Pint)
 _REGISTRY: dict[str, tuple[str, str]] = {
@@ -29,7 +30,7 @@ def get_domain(name: str) -> Domain:
     hit = _LOADED.get(name)
     if hit is None:
         if name not in _REGISTRY:
-            raise ValueError(f"unknown domain {name!r}; known: {', '.join(_REGISTRY)}")
+            raise ValueError(f"unknown domain {name!r}; known: {', '.join(domain_names())}")
         module, cls = _REGISTRY[name]
         hit = _LOADED[name] = getattr(importlib.import_module(module), cls)()
     return hit
@@ -45,7 +46,33 @@ def domain_for(problem: Any) -> Domain:
 
 
 def domain_names() -> tuple[str, ...]:
-    return tuple(_REGISTRY)
+    return tuple(dict.fromkeys([*_REGISTRY, *_LOADED]))
 
 
-__all__ = ["KIND_DOMAINS", "Claim", "Domain", "domain_for", "domain_names", "get_domain"]
+def register(domain: Domain) -> Domain:
+    """Add a Domain instance (and its `kinds`) to the registry at run time, e.g. a domain defined outside
+    prosfi. A name or kind that another domain has is a ValueError."""
+    if not domain.name or not domain.kinds:
+        raise ValueError(f"{domain!r}: a domain needs a name and at least one kind")
+    if domain.name in domain_names():
+        raise ValueError(f"a domain called {domain.name!r} is registered already")
+    taken = [k for k in domain.kinds if k in KIND_DOMAINS]
+    if taken:
+        raise ValueError(f"kinds {', '.join(taken)} belong to domain {KIND_DOMAINS[taken[0]]!r} already")
+    _LOADED[domain.name] = domain
+    KIND_DOMAINS.update(dict.fromkeys(domain.kinds, domain.name))
+    return domain
+
+
+def eval_columns() -> tuple[EvalColumn, ...]:
+    """Every registered domain's eval columns, in registry order (one per metric): what `prosfi eval` may
+    report beside the domain-free rates. Loads every domain."""
+    seen: dict[str, EvalColumn] = {}
+    for name in domain_names():
+        for column in get_domain(name).eval_columns:
+            seen.setdefault(column.metric, column)
+    return tuple(seen.values())
+
+
+__all__ = ["KIND_DOMAINS", "Claim", "Domain", "EvalColumn", "Grounding", "domain_for", "domain_names", "eval_columns",
+           "get_domain", "register"]

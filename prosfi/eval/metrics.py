@@ -14,10 +14,9 @@ problems, not completions (the n samples of one problem are not independent):
 - unknown_rate    steps the provers could not decide (unknown) / steps
 - mean_steps      steps / completions;  mean_tokens  completion tokens / completions that report them
 - judge_soundness chains the LLM judge called sound / judged completions (only when a judge ran)
-- dimension_error_rate    steps with a dimension error (inside the expression, or a claimed unit of the
-  wrong dimension) / steps of domains that report it (quantity); only when such steps exist
-- grounding_failure_rate  steps rejected by a grounding rule (ungrounded literal, literal-only step, a cited
-  value that does not matter, restatement, unused step) / the same steps; only when such steps exist
+- each domain's step rates (`Domain.eval_columns`, e.g. quantity's dimension_error_rate and
+  grounding_failure_rate): its record column / `guarded_steps` (the steps of the domains that report
+  rates); only where such steps exist. They follow judge_soundness, in registry order.
 - with n > 1 samples per problem: pass@k (unbiased estimator, Chen et al. 2021) and maj@k (majority
   answer of the first k samples is right), per problem, averaged over problems.
 
@@ -36,7 +35,7 @@ import numpy as np
 
 RATES = ("accuracy", "format_rate", "reward_hit", "step_validity", "unknown_rate")
 MEANS = ("mean_steps", "mean_tokens")
-# metric -> (numerator column, denominator column) of the per-problem table
+# metric -> (numerator column, denominator column) of the per-problem table; the domains' rates follow
 RATIOS: dict[str, tuple[str, str]] = {
     "accuracy": ("correct", "n"),
     "format_rate": ("format", "n"),
@@ -46,12 +45,32 @@ RATIOS: dict[str, tuple[str, str]] = {
     "mean_steps": ("steps", "n"),
     "mean_tokens": ("tokens", "n_tokens"),
     "judge_soundness": ("sound", "judged"),
-    "dimension_error_rate": ("dimension", "guarded"),
-    "grounding_failure_rate": ("grounding", "guarded"),
 }
-OPTIONAL = ("judge_soundness", "dimension_error_rate", "grounding_failure_rate")  # left out where undefined
+OPTIONAL = ("judge_soundness",)  # left out where undefined (so is every domain rate)
 COLUMNS = ("n", "correct", "format", "hit", "steps", "verified", "unknown", "tokens", "n_tokens", "sound", "judged",
-           "dimension", "grounding", "guarded")
+           "guarded")
+GUARDED = "guarded_steps"  # the record column of the steps a domain's rates are over (`Domain.eval_columns`)
+
+
+def domain_columns(records: Sequence[dict[str, Any]]) -> tuple:
+    """The registered domains' eval columns when some record carries domain rates (`guarded_steps`), else
+    none (a run of domains without rates loads no other domain)."""
+    if not any(GUARDED in r for r in records):
+        return ()
+    from prosfi.domains import eval_columns
+
+    return eval_columns()
+
+
+def domain_metrics(keys: Iterable[str]) -> dict[str, Any]:
+    """metric -> EvalColumn of the domain rates among `keys` (a summary's metric names), in registry order."""
+    known = set(RATIOS) | {"n", "n_problems"}
+    rest = {k for k in keys if k not in known and not k.endswith("_ci") and not k.startswith(("pass@", "maj@"))}
+    if not rest:
+        return {}
+    from prosfi.domains import eval_columns
+
+    return {c.metric: c for c in eval_columns() if c.metric in rest}
 
 
 def ks_for(n: int) -> list[int]:
@@ -88,9 +107,15 @@ def maj_at_k(samples: Sequence[tuple[str | None, bool]], k: int) -> float:
 
 
 class ProblemTable:
-    """Per-problem sums of the columns in COLUMNS (one row per problem, in first-seen order)."""
+    """Per-problem sums of the columns in COLUMNS and of the domains' rate columns (one row per problem, in
+    first-seen order). `ratios`: metric -> (numerator, denominator) column, the domains' rates last."""
 
     def __init__(self, records: Iterable[dict[str, Any]]):
+        records = list(records)
+        extra = domain_columns(records)
+        self.columns = COLUMNS + tuple(f"domain:{c.record}" for c in extra)
+        self.ratios = {**RATIOS, **{c.metric: (f"domain:{c.record}", "guarded") for c in extra}}
+        self.optional = OPTIONAL + tuple(c.metric for c in extra)
         rows: dict[str, list[float]] = {}
         samples: dict[str, list[tuple[int, str | None, bool]]] = defaultdict(list)
         groups: dict[str, tuple[str, str | None]] = {}
@@ -98,7 +123,7 @@ class ProblemTable:
             pid = str(r["problem_id"])
             row = rows.get(pid)
             if row is None:
-                row = rows[pid] = [0.0] * len(COLUMNS)
+                row = rows[pid] = [0.0] * len(self.columns)
                 d = r.get("difficulty")
                 groups[pid] = (str(r.get("source") or "problems"), None if d is None else str(d))
             steps = int(r.get("n_steps") or 0)
@@ -108,20 +133,20 @@ class ProblemTable:
                     bool(r.get("chain_valid")) and bool(r.get("answer_correct")), steps,
                     int(r.get("verified_steps") or 0), int(r.get("unknown_steps") or 0),
                     tokens if isinstance(tokens, (int, float)) else 0, isinstance(tokens, (int, float)),
-                    judged is True, judged is not None, int(r.get("dimension_errors") or 0),
-                    int(r.get("grounding_failures") or 0), int(r.get("guarded_steps") or 0))
+                    judged is True, judged is not None, int(r.get(GUARDED) or 0),
+                    *(int(r.get(c.record) or 0) for c in extra))
             for i, v in enumerate(vals):
                 row[i] += float(v)
             answer = r.get("answer") if r.get("format_ok") else None
             samples[pid].append((int(r.get("sample") or 0), answer, bool(r.get("answer_correct"))))
         self.ids = list(rows)
-        self.data = np.array([rows[i] for i in self.ids], dtype=float).reshape(len(self.ids), len(COLUMNS))
+        self.data = np.array([rows[i] for i in self.ids], dtype=float).reshape(len(self.ids), len(self.columns))
         self.samples = {pid: [(a, ok) for _, a, ok in sorted(s, key=lambda t: t[0])] for pid, s in samples.items()}
         self.groups = [groups[pid] for pid in self.ids]  # (source, difficulty) of each problem
         self._per_problem: dict[str, np.ndarray] = {}
 
     def col(self, name: str) -> np.ndarray:
-        return self.data[:, COLUMNS.index(name)]
+        return self.data[:, self.columns.index(name)]
 
     def per_problem(self, metric: str) -> np.ndarray:
         """Per-problem values of a pass@k / maj@k metric (NaN where a problem has fewer than k samples)."""
@@ -169,11 +194,11 @@ def table_metrics(table: ProblemTable, rows: np.ndarray, n_boot: int = 1000, see
     """Metrics over the problems `rows` (indices into the table)."""
     rng = np.random.default_rng(seed)
     data = table.data[rows]
-    out: dict[str, Any] = {"n": int(data[:, COLUMNS.index("n")].sum()), "n_problems": len(rows)}
+    out: dict[str, Any] = {"n": int(data[:, table.columns.index("n")].sum()), "n_problems": len(rows)}
     idx = rng.integers(0, len(rows), size=(n_boot, len(rows))) if len(rows) else None
-    for name, (num_c, den_c) in RATIOS.items():
-        num, den = data[:, COLUMNS.index(num_c)], data[:, COLUMNS.index(den_c)]
-        if name in OPTIONAL and den.sum() == 0:
+    for name, (num_c, den_c) in table.ratios.items():
+        num, den = data[:, table.columns.index(num_c)], data[:, table.columns.index(den_c)]
+        if name in table.optional and den.sum() == 0:
             continue
         value = _ratio(num, den)
         out[name] = None if value is None else round(value, 4)
@@ -211,5 +236,6 @@ def summarize(records: Sequence[dict[str, Any]], n_boot: int = 1000, seed: int =
     return {"overall": table_metrics(table, np.arange(len(table.ids)), n_boot, seed), "groups": out_groups}
 
 
-__all__ = ["COLUMNS", "MEANS", "OPTIONAL", "RATES", "RATIOS", "ProblemTable", "bootstrap_ci", "ks_for", "maj_at_k",
-           "metrics", "pass_at_k", "summarize", "table_metrics"]
+__all__ = ["COLUMNS", "GUARDED", "MEANS", "OPTIONAL", "RATES", "RATIOS", "ProblemTable", "bootstrap_ci",
+           "domain_columns", "domain_metrics", "ks_for", "maj_at_k", "metrics", "pass_at_k", "summarize",
+           "table_metrics"]

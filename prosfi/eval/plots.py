@@ -10,9 +10,14 @@ from typing import Any
 
 PLOTTED = (("accuracy", "answer accuracy", "accuracy (%)"),
            ("reward_hit", "reward hit (verified chain + right answer)", "reward hit (%)"))
-# plotted only when some summary reports them (quantity problems)
-OPTIONAL_PLOTS = (("dimension_error_rate", "dimension errors (steps)", "dimension errors (% of steps)"),
-                  ("grounding_failure_rate", "grounding failures (steps)", "grounding failures (% of steps)"))
+
+
+def domain_plots(summaries: Sequence[dict[str, Any]]) -> tuple[tuple[str, str, str], ...]:
+    """(metric, title, y label) of each domain rate (`Domain.eval_columns`) some summary reports."""
+    from prosfi.eval.metrics import domain_metrics
+
+    keys = [k for s in summaries for k, v in s.get("overall", {}).items() if v is not None]
+    return tuple((m, f"{c.heading} (steps)", f"{c.heading} (% of steps)") for m, c in domain_metrics(keys).items())
 
 
 def _label(summary: dict[str, Any], i: int) -> str:
@@ -27,11 +32,11 @@ def _sort_key(d: str | None) -> tuple:
 
 def plot_summaries(summaries: Sequence[dict[str, Any]], out_dir: str | Path,
                    metrics: Sequence[tuple[str, str, str]] | None = None) -> list[Path]:
-    """One PNG per metric (`accuracy.png`, `reward_hit.png`, and for quantity problems
-    `dimension_error_rate.png`, `grounding_failure_rate.png`) in out_dir; returns their paths."""
+    """One PNG per metric (`accuracy.png`, `reward_hit.png`, and one per domain rate that some summary
+    reports, e.g. quantity's `dimension_error_rate.png`, `grounding_failure_rate.png`) in out_dir; returns
+    their paths."""
     if metrics is None:
-        metrics = PLOTTED + tuple(m for m in OPTIONAL_PLOTS
-                                  if any(s.get("overall", {}).get(m[0]) is not None for s in summaries))
+        metrics = PLOTTED + domain_plots(summaries)
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -82,4 +87,4 @@ def plot_summaries(summaries: Sequence[dict[str, Any]], out_dir: str | Path,
     return paths
 
 
-__all__ = ["plot_summaries"]
+__all__ = ["PLOTTED", "domain_plots", "plot_summaries"]

@@ -22,13 +22,15 @@ def number(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f}"
 
 
-def _extra_columns(summary: dict[str, Any]) -> list[str]:
+def _extra_columns(summary: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """The optional columns the summary has (judge, the domains' rates: `Domain.eval_columns`, pass@k, maj@k),
+    in its order, and their headings."""
+    from prosfi.eval.metrics import OPTIONAL, domain_metrics
+
     o = summary.get("overall", {})
-    return [k for k in o if (k.startswith(("pass@", "maj@")) or k in _OPTIONAL) and not k.endswith("_ci")]
-
-
-_OPTIONAL = ("judge_soundness", "dimension_error_rate", "grounding_failure_rate")
-_HEADS = {"dimension_error_rate": "dimension errors", "grounding_failure_rate": "grounding failures"}
+    heads = {m: c.heading for m, c in domain_metrics(o).items()}
+    keys = [k for k in o if (k.startswith(("pass@", "maj@")) or k in OPTIONAL or k in heads) and not k.endswith("_ci")]
+    return keys, heads
 
 
 def cell(metrics: dict[str, Any], key: str) -> str:
@@ -38,8 +40,8 @@ def cell(metrics: dict[str, Any], key: str) -> str:
 
 
 def table(summary: dict[str, Any]) -> str:
-    extra = _extra_columns(summary)
-    heads = ["source", "difficulty", "n"] + [h for _, h in COLUMNS] + [_HEADS.get(k, k) for k in extra]
+    extra, extra_heads = _extra_columns(summary)
+    heads = ["source", "difficulty", "n"] + [h for _, h in COLUMNS] + [extra_heads.get(k, k) for k in extra]
     lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
     rows = [(g["source"], g["difficulty"], g) for g in summary.get("groups", [])]
     rows.append(("**overall**", "", summary.get("overall", {})))

@@ -61,23 +61,21 @@ def record(gen: Generation, problem: Problem | None, result) -> dict[str, Any]:
         unknown_steps=sum(1 for s in steps if s.get("verdict") == "unknown"),
         tokens=gen.tokens, completion=gen.completion,
     )
-    categories = _step_categories(problem)
-    if categories:  # the domain reports step categories (quantity: dimension errors, grounding failures)
-        guards = [s.get("guard") for s in steps]
-        rec.update(guarded_steps=len(steps),
-                   **{column: sum(1 for g in guards if g in names) for column, names in categories.items()})
+    columns = _eval_columns(problem)
+    if columns:  # the domain reports step rates (`Domain.eval_columns`; quantity: dimension errors, grounding)
+        rec.update(guarded_steps=len(steps), **{c.record: c.count(steps) for c in columns})
     return rec
 
 
-def _step_categories(problem: Problem | None) -> dict[str, tuple[str, ...]]:
+def _eval_columns(problem: Problem | None) -> tuple:
     if problem is None:
-        return {}
+        return ()
     from prosfi.domains import domain_for
 
     try:
-        return domain_for(problem).step_categories()
+        return domain_for(problem).eval_columns
     except ValueError:
-        return {}
+        return ()
 
 
 __all__ = ["record", "score_generations"]

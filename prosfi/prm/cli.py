@@ -90,7 +90,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_verifier_arguments(p)
     p.add_argument("-o", "--output", required=True, help="output JSONL, one pair per line")
     p.add_argument("--margin", type=float, default=None,
-                   help="margin of CSP pairs (default: 1.0 for logic, 0.5 = NS-PRM's γ for quantity pairs)")
+                   help="margin of CSP pairs (default: the domain's `pair_margin`: 1.0 for logic, 0.5 = NS-PRM's γ "
+                        "for quantity pairs)")
     p.add_argument("--natural-margin", type=float, default=0.5,
                    help="margin of natural pairs (a step off the gold path may lie on another proof)")
     p.add_argument("--per-kind", type=int, default=2, help="CSP twins per gold step and kind (default: %(default)s)")
@@ -275,6 +276,7 @@ def _label(args: argparse.Namespace) -> int:
 def _label_gsm8k(args: argparse.Namespace, out: Path) -> int:
     """`--completion-format gsm8k`: every <<expr=value>> annotation of a GSM8K-style solution is a step
     (prosfi.prm.quant_label); writes the TRL stepwise split, labels.jsonl, fover.jsonl, processbench.jsonl."""
+    from prosfi.domains import domain_for
     from prosfi.prm import dataset as ds
     from prosfi.prm import quant_label as ql
     from prosfi.usage import output_folder
@@ -283,7 +285,7 @@ def _label_gsm8k(args: argparse.Namespace, out: Path) -> int:
         raise ValueError("--completion-format gsm8k reads a file: give --completions FILE")
     with _verifier(args) as verifier:
         problems = _problems(args, verifier)
-    problems = {k: p for k, p in problems.items() if p.kind == "quantity"}
+    problems = {k: p for k, p in problems.items() if "gsm8k" in domain_for(p).completion_formats}
     if not problems:
         raise ValueError("--completion-format gsm8k needs quantity problems: give --data gsm8k:FILE")
     report = ql.ReadReport()
@@ -562,7 +564,7 @@ def _negatives(args: argparse.Namespace) -> int:
     from collections import Counter
 
     from prosfi.domains import domain_for
-    from prosfi.prm.negatives import csp_pairs, domain_pairs, natural_pairs
+    from prosfi.prm.negatives import csp_pairs, natural_pairs
 
     stats: dict[str, int] = {}
     pairs: list[dict[str, Any]] = []
@@ -576,21 +578,18 @@ def _negatives(args: argparse.Namespace) -> int:
     with _verifier(args) as verifier:
         problems = _problems(args, verifier)
         if not args.no_csp:
-            for p in problems.values():
-                # logic twins need its groundedness (prm.ground); other domains propose their own
-                pairs_of = csp_pairs if domain_for(p).step_grounding else domain_pairs
-                margin = args.margin if args.margin is not None else (1.0 if domain_for(p).step_grounding else 0.5)
-                pairs += pairs_of(p, verifier, margin, args.per_kind, stats=stats)
+            for p in problems.values():  # each domain proposes its twins (`Domain.perturbations`, `pair_margin`)
+                pairs += csp_pairs(p, verifier, args.margin, args.per_kind, stats=stats)
         if args.completions or args.model or args.endpoint:
             chains: dict[str, list] = {}
             for g in _generations(args, problems):
                 problem = problems.get(g.problem_id)
-                if problem is None or not domain_for(problem).step_grounding:
+                if problem is None:
                     continue
                 trace = domain_for(problem).parse_trace(problem, g.completion).trace
                 if trace is not None and trace.steps:
                     chains.setdefault(g.problem_id, []).append(trace.steps)
-            for pid, cs in chains.items():
+            for pid, cs in chains.items():  # none for a domain without a groundedness (`Domain.groundedness`)
                 pairs += natural_pairs(problems[pid], cs, verifier, args.natural_margin, stats=stats)
     _write_jsonl(args.output, pairs)
     kinds = Counter(p["kind"] for p in pairs)

@@ -50,8 +50,8 @@ def chain_record(problem: Problem, steps: Sequence[Any], verdicts: Sequence[str]
                  ) -> tuple[dict[str, Any], int]:
     """(stepwise-supervision record, number of unknown steps left out) for one checked chain.
 
-    With `ground` (a `prosfi.prm.ground.Groundedness`), the record also carries `grounded`: per labelled
-    step True/False for a valid step, None for an incorrect one or a problem without a gold derivation.
+    With `ground` (the domain's `Grounding`, `Domain.groundedness`), the record also carries `grounded`: per
+    labelled step True/False for a valid step, None for an incorrect one or a problem without a gold derivation.
     """
     from prosfi.domains import domain_for
 
@@ -80,7 +80,7 @@ def chain_record(problem: Problem, steps: Sequence[Any], verdicts: Sequence[str]
         **provenance,
     }
     if ground is not None:
-        record["grounded"] = [ground.grounded(s["conclusion"], v) for s, v in zip(kept_steps, kept_verdicts)]
+        record["grounded"] = [ground.grounded(s, v) for s, v in zip(kept_steps, kept_verdicts)]
     return record, unknown
 
 
@@ -90,12 +90,11 @@ def label_completions(problems: dict[str, Problem], completions: Iterable[dict[s
 
     Items whose problem is unknown are skipped and counted as format failures.
     """
-    from prosfi.domains import domain_for
-    from prosfi.prm.ground import Groundedness
+    from prosfi.domains import Grounding, domain_for
     from prosfi.rewards.score import score_batch
 
     stats = LabelStats()
-    grounds: dict[str, Groundedness] = {}
+    grounds: dict[str, Grounding | None] = {}  # per problem: its domain's groundedness (None: it has none)
     records: list[dict[str, Any]] = []
     batch: list[tuple[int, dict[str, Any]]] = []
 
@@ -112,8 +111,8 @@ def label_completions(problems: dict[str, Problem], completions: Iterable[dict[s
             domain = domain_for(problem)
             trace = domain.parse_trace(problem, item["completion"]).trace
             verdicts = [s.verdict for s in result.steps]
-            if problem.id not in grounds and domain.step_grounding:
-                grounds[problem.id] = Groundedness(problem)
+            if problem.id not in grounds:
+                grounds[problem.id] = domain.groundedness(problem)
             record, unknown = chain_record(
                 problem, trace.steps, verdicts, grounds.get(problem.id), completion_index=item.get("index", index),
                 answer=result.answer, answer_correct=result.answer_correct, chain_valid=result.chain_valid,

@@ -1,220 +1,24 @@
-"""Counterfactual symbolic perturbations (CSP): verifier-passing but ungrounded twins of grounded steps.
+"""Hard negatives for a groundedness PRM (NS-PRM): (prefix, chosen, rejected) step pairs, each side checked
+by the reward's chain check, for any domain.
 
-For a grounded step `chosen` after a prefix (the gold derivation's first steps), candidates are the
-one-step consequences of the problem's rules `∀ x, A x → B x` (antecedents that are literals,
-conjunctions or disjunctions of literals) instantiated on the problem's constants and matched
-against known literals (ground premises and prefix conclusions):
-- **wrong_operand**: the same rule as `chosen` on another constant (through a look-alike fact);
-- **wrong_principle**: another rule (typically a distractor) applied to the same constant and facts.
-Every candidate must be `valid` as the last step of `prefix + [candidate]` under the reward's chain
-check (verifier plus guards) and ungrounded (`prosfi.prm.ground`); the rest are dropped. `chosen`
-must itself be valid and grounded.
-
-**natural** negatives come from sampled chains: a valid but ungrounded step, paired with the next
-gold step that the chain's prefix can cite (its dependencies rewritten to the prefix's ids).
-
-Steps that are not rule applications (K&K biconditionals, exclusive-or eliminations) get no CSP
-twins; K&K problems contribute natural negatives only.
+- **CSP** pairs (`csp_pairs`): along a problem's gold steps (`Domain.gold_steps`), the domain's
+  counterfactual twins of each gold step (`Domain.perturbations`: logic's rule applications on another
+  constant or by another rule, `prosfi.domains.logic.perturbations`; quantity's wrong operands and
+  principles, `prosfi.domains.quantity.perturbations`). A twin is kept when it is `valid` as the last
+  step of `prefix + [twin]` where its gold step is valid too; the pair's margin is the domain's
+  `pair_margin` unless given, and it carries the domain's `pair_context` (quantity: the givens).
+- **natural** pairs (`natural_pairs`): from sampled chains, for a domain with a groundedness
+  (`Domain.groundedness`, logic): a valid but ungrounded step against the gold step its prefix could
+  have taken (`Domain.natural_negatives`), kept when that gold step is valid there.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from prosfi.data.problem import Problem
 from prosfi.prm.format import step_object
-from prosfi.prm.ground import Groundedness, canonical_text
-
-KINDS = ("wrong_operand", "wrong_principle", "natural")
-MAX_FACTS = 3
-
-
-def _parse(text: str):
-    from prosfi.logic import parse
-
-    return parse(text)
-
-
-def _literal(f) -> bool:
-    from prosfi.logic import Not, Pred
-
-    return isinstance(f, Pred) or (isinstance(f, Not) and isinstance(f.body, Pred))
-
-
-def _parts(f, cls) -> list:
-    if isinstance(f, cls):
-        return _parts(f.left, cls) + _parts(f.right, cls)
-    return [f]
-
-
-def rules(problem: Problem) -> list[tuple[str, str | None, Any, Any]]:
-    """(premise id, variable or None, antecedent, consequent) of every rule-shaped premise: `∀ x, A → B`,
-    a ground `A → B` (the rules ProverQA writes about one named person), and each of the four literal
-    implications of an exclusive or `Xor' P Q` (ground or under `∀ x`): P → ¬Q, Q → ¬P, ¬P → Q, ¬Q → P."""
-    from prosfi.logic import Forall, FormulaError, Implies, Xor
-
-    out = []
-    for p in problem.premises:
-        try:
-            f = _parse(p.formal)
-        except FormulaError:
-            continue
-        var = None
-        if isinstance(f, Forall):
-            var, f = f.var, f.body
-        if isinstance(f, Implies):
-            out.append((p.id, var, f.left, f.right))
-        elif isinstance(f, Xor) and _literal(f.left) and _literal(f.right):
-            a, b = f.left, f.right
-            out += [(p.id, var, a, _neg(b)), (p.id, var, b, _neg(a)), (p.id, var, _neg(a), b), (p.id, var, _neg(b), a)]
-    return out
-
-
-def _neg(f):
-    from prosfi.logic import Not
-
-    return f.body if isinstance(f, Not) else Not(f)
-
-
-def constants(problem: Problem) -> list[str]:
-    from prosfi.data.fol_proof import _constants
-
-    return _constants([_parse(p.formal) for p in problem.premises])
-
-
-def known_literals(problem: Problem, prefix: Sequence[dict[str, Any]]) -> dict[str, str]:
-    """Canonical ground literal -> the premise or prefix step id that states it (first wins)."""
-    from prosfi.data.fol_proof import _ground
-    from prosfi.logic import FormulaError
-
-    known: dict[str, str] = {}
-    for ident, text in [(p.id, p.formal) for p in problem.premises] + [(s["id"], s["conclusion"]) for s in prefix]:
-        try:
-            f = _parse(text)
-        except FormulaError:
-            continue
-        if _literal(f) and _ground(f):
-            known.setdefault(canonical_text(text), ident)
-    return known
-
-
-def consequences(problem: Problem, prefix: Sequence[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
-    """(rule id, constant, step) for every rule instance whose antecedent the known literals satisfy."""
-    from prosfi.data.fol_proof import _subst
-    from prosfi.logic import And, Or, canonical, pretty
-
-    known = known_literals(problem, prefix)
-    next_id = _next_id(prefix)
-    out = []
-    for (rid, var, ante, cons), c in itertools.product(rules(problem), constants(problem)):
-        if var is None:
-            if c != _constant_of_formula(cons):
-                continue  # a ground rule: once, under its own constant
-            a, b = ante, cons
-        else:
-            a, b = _subst(ante, var, c), _subst(cons, var, c)
-        conj = _parts(a, And)
-        if len(conj) > 1:
-            ids = [known.get(canonical(x)) if _literal(x) else None for x in conj]
-            facts = ids if all(ids) else None
-        else:
-            disj = _parts(a, Or)
-            facts = next(([known[canonical(x)]] for x in disj if _literal(x) and canonical(x) in known), None)
-        if not facts or len(facts) > MAX_FACTS:
-            continue
-        out.append((rid, c, {"id": next_id, "dependencies": [rid] + list(dict.fromkeys(facts)),
-                             "conclusion": _text(b, pretty), "rule": "modus_ponens"}))
-    return out
-
-
-def _text(f, pretty) -> str:
-    """Literals written as the generators and gold traces write them (`¬ P a`), so a PRM cannot tell a
-    perturbation from a gold step by its spacing; other formulas by the pretty printer."""
-    from prosfi.logic import Const, Not, Pred
-
-    body, neg = (f.body, "¬ ") if isinstance(f, Not) else (f, "")
-    if isinstance(body, Pred) and all(isinstance(a, Const) for a in body.args):
-        return neg + " ".join([body.name] + [a.name for a in body.args])
-    return pretty(f)
-
-
-def _next_id(prefix: Sequence[dict[str, Any]]) -> str:
-    used = {s["id"] for s in prefix}
-    n = len(prefix) + 1
-    while f"s{n}" in used:
-        n += 1
-    return f"s{n}"
-
-
-def _constant_of(conclusion: str) -> str | None:
-    return _constant_of_formula(_parse(conclusion))
-
-
-def _constant_of_formula(f) -> str | None:
-    from prosfi.data.fol_proof import _constants
-
-    found = _constants([f])
-    return found[0] if found else None
-
-
-def csp_candidates(problem: Problem, prefix: Sequence[dict[str, Any]], chosen: dict[str, Any]
-                   ) -> list[tuple[str, dict[str, Any]]]:
-    """(kind, step) perturbations of `chosen` before verification (see the module docstring)."""
-    rule_ids = {r[0] for r in rules(problem)}
-    chosen_rules = [d for d in chosen["dependencies"] if d in rule_ids]
-    if not chosen_rules:
-        return []
-    rc = chosen_rules[0]
-    c_chosen = _constant_of(chosen["conclusion"])
-    facts = set(chosen["dependencies"]) - {rc}
-    out, other_facts, elsewhere = [], [], []
-    known = known_literals(problem, prefix)
-    for rid, c, step in consequences(problem, prefix):
-        if canonical_text(step["conclusion"]) in known:
-            continue  # restates a premise or an earlier step
-        if rid == rc and c != c_chosen:
-            out.append(("wrong_operand", {**step, "rule": chosen.get("rule") or step["rule"]}))
-        elif rid != rc and c == c_chosen:
-            # another rule on the same constant: first those sharing a fact with `chosen`, then the rest
-            # (deep in a chain the cited fact is a prefix conclusion that only the gold rule consumes)
-            cand = ("wrong_principle", {**step, "rule": chosen.get("rule") or step["rule"]})
-            (out if facts & set(step["dependencies"]) else other_facts).append(cand)
-        elif rid != rc:
-            # last: another rule on another constant (a distractor chain started instead of the gold one)
-            elsewhere.append(("wrong_principle", {**step, "rule": chosen.get("rule") or step["rule"]}))
-    return out + other_facts + elsewhere
-
-
-def next_grounded_step(problem: Problem, prefix: Sequence[dict[str, Any]], gold: Sequence[dict[str, Any]],
-                       valid: Sequence[bool] | None = None) -> dict[str, Any] | None:
-    """The first gold step not yet derived whose citations the (valid steps of the) prefix can supply,
-    with its dependencies rewritten to premise and prefix ids."""
-    premises = set(problem.premise_map)
-    have: dict[str, str] = {}
-    for i, s in enumerate(prefix):
-        if valid is None or valid[i]:
-            key = canonical_text(s["conclusion"])
-            if key is not None:
-                have.setdefault(key, s["id"])
-    gold_by_id = {g["id"]: g for g in gold}
-    for g in gold:
-        if canonical_text(g["conclusion"]) in have:
-            continue
-        deps = []
-        for d in g["dependencies"]:
-            if d in premises:
-                deps.append(d)
-            elif d in gold_by_id and canonical_text(gold_by_id[d]["conclusion"]) in have:
-                deps.append(have[canonical_text(gold_by_id[d]["conclusion"])])
-            else:
-                deps = None
-                break
-        if deps is not None:
-            return {"id": _next_id(prefix), "dependencies": deps, "conclusion": g["conclusion"],
-                    "rule": g.get("rule", "")}
-    return None
 
 
 def _pair(problem: Problem, prefix, chosen, rejected, margin: float, kind: str) -> dict[str, Any]:
@@ -232,29 +36,35 @@ def _verified(problem: Problem, jobs: list[tuple[list, dict]], verifier, chain_c
     return [v[-1] if v else "error" for v in verdicts]
 
 
-def csp_pairs(problem: Problem, verifier, margin: float = 1.0, per_kind: int = 2, chain_config=None,
+def csp_pairs(problem: Problem, verifier, margin: float | None = None, per_kind: int = 2, chain_config=None,
               stats: dict | None = None) -> list[dict[str, Any]]:
-    """CSP pairs along the gold derivation of `problem` (empty when it has none)."""
-    ground = Groundedness(problem)
-    if not ground.defined:
+    """CSP pairs along the gold steps of `problem` (empty when it has none): at most `per_kind` twins of each
+    kind per gold step, each `valid` as the last step of `prefix + [twin]` where the gold step is too.
+    `margin`: the domain's `pair_margin` when None. `stats` counts candidates and drops per kind, the gold
+    steps and those that got any pair (the yield per gold step)."""
+    from prosfi.domains import domain_for
+
+    domain = domain_for(problem)
+    gold = domain.gold_steps(problem)
+    if gold is None:
         return []
-    gold = [step_object(s) for s in ground.gold]
+    gold = [domain.step_object(s) for s in gold]
     jobs, meta = [], []
     for i, chosen in enumerate(gold):
         prefix = gold[:i]
         jobs.append((prefix, chosen))
         meta.append((i, None))
-        seen: set[str] = set()
         per: dict[str, int] = {}
-        for kind, cand in csp_candidates(problem, prefix, chosen):
-            key = canonical_text(cand["conclusion"])
-            if key in seen or ground.on_gold_path(cand["conclusion"]) or per.get(kind, 0) >= per_kind:
+        for kind, cand in domain.perturbations(problem, prefix, chosen, per_kind=per_kind):
+            if per.get(kind, 0) >= per_kind:  # a domain that ignores `per_kind` is capped here
                 continue
-            seen.add(key)
             per[kind] = per.get(kind, 0) + 1
             jobs.append((prefix, cand))
             meta.append((i, kind))
-    pairs = _verified_pairs(problem, gold, jobs, meta, verifier, chain_config, margin, stats)
+    margin = domain.pair_margin if margin is None else margin
+    context = domain.pair_context(problem)
+    pairs = [{**p, **context} for p in _verified_pairs(problem, gold, jobs, meta, verifier, chain_config, margin,
+                                                        stats)]
     if stats is not None:  # the yield per gold step (how many gold steps get any twin at all)
         stats["gold_steps"] = stats.get("gold_steps", 0) + len(gold)
         stats["gold_steps_with_pairs"] = stats.get("gold_steps_with_pairs", 0) + len(
@@ -282,69 +92,28 @@ def _verified_pairs(problem: Problem, gold, jobs, meta, verifier, chain_config, 
     return pairs
 
 
-def domain_pairs(problem: Problem, verifier, margin: float = 1.0, per_kind: int = 2, chain_config=None,
-                 stats: dict | None = None) -> list[dict[str, Any]]:
-    """CSP pairs for a domain that proposes its own twins (`Domain.perturbations`, e.g. quantity): along the
-    gold steps, each twin that is `valid` as the last step of `prefix + [twin]` against the gold step."""
-    from prosfi.domains import domain_for
-
-    domain = domain_for(problem)
-    gold = domain.gold_steps(problem)
-    if not gold:
-        return []
-    gold = [domain.step_object(s) for s in gold]
-    jobs, meta = [], []
-    for i, chosen in enumerate(gold):
-        prefix = gold[:i]
-        jobs.append((prefix, chosen))
-        meta.append((i, None))
-        per: dict[str, int] = {}
-        for kind, cand in domain.perturbations(problem, prefix, chosen):
-            if per.get(kind, 0) >= per_kind:
-                continue
-            per[kind] = per.get(kind, 0) + 1
-            jobs.append((prefix, cand))
-            meta.append((i, kind))
-    givens = {"givens": [dict(g) for g in problem.givens]}
-    pairs = [{**p, **givens} for p in _verified_pairs(problem, gold, jobs, meta, verifier, chain_config, margin,
-                                                       stats)]
-    return pairs
-
-
 def natural_pairs(problem: Problem, chains: Iterable[Sequence[Any]], verifier, margin: float = 0.5,
                   chain_config=None, stats: dict | None = None) -> list[dict[str, Any]]:
-    """Pairs from sampled chains: each valid but ungrounded step against the next gold step its prefix allows."""
+    """Pairs from sampled chains: each valid but ungrounded step against the gold step its prefix allows
+    (`Domain.natural_negatives`); none for a domain without a groundedness."""
+    from prosfi.domains import domain_for
     from prosfi.prm.steps import chain_verdicts
 
-    ground = Groundedness(problem)
+    domain = domain_for(problem)
+    ground = domain.groundedness(problem)
     chains = [[step_object(s) for s in c] for c in chains]
-    if not ground.defined or not chains:
+    if ground is None or not ground.defined or not chains:
         return []
-    gold = [step_object(s) for s in ground.gold]
     all_verdicts = chain_verdicts([problem] * len(chains), chains, verifier, chain_config)
-    jobs, rejected = [], []
-    seen: set[tuple] = set()
-    for chain, verdicts in zip(chains, all_verdicts):
-        for k, (step, v) in enumerate(zip(chain, verdicts)):
-            if ground.grounded(step["conclusion"], v) is not False:
-                continue
-            prefix = chain[:k]
-            chosen = next_grounded_step(problem, prefix, gold, [x == "valid" for x in verdicts[:k]])
-            key = (tuple(s["conclusion"] for s in prefix), step["conclusion"])
-            if chosen is None or key in seen:
-                continue
-            seen.add(key)
-            jobs.append((prefix, chosen))
-            rejected.append(step)
-    verdicts = _verified(problem, jobs, verifier, chain_config)
+    found = domain.natural_negatives(problem, chains, all_verdicts, ground)
+    verdicts = _verified(problem, [(prefix, chosen) for prefix, chosen, _ in found], verifier, chain_config)
     pairs = []
-    for (prefix, chosen), bad, v in zip(jobs, rejected, verdicts):
-        if v == "valid" and ground.on_gold_path(chosen["conclusion"]):
+    for (prefix, chosen, bad), v in zip(found, verdicts):
+        if v == "valid" and ground.on_gold_path(chosen):
             pairs.append(_pair(problem, prefix, chosen, bad, margin, "natural"))
         elif stats is not None:
             stats["natural_dropped"] = stats.get("natural_dropped", 0) + 1
     return pairs
 
 
-__all__ = ["KINDS", "consequences", "csp_candidates", "csp_pairs", "domain_pairs", "natural_pairs", "next_grounded_step",
-           "rules"]
+__all__ = ["csp_pairs", "natural_pairs"]

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 from prosfi.data.problem import Problem
 from prosfi.jsonl import loads
-from prosfi.prm.format import step_object, step_text
+from prosfi.prm.format import step_text
 
 MODES = ("both", "prm", "verifier")
 THINK = "<think>\n</think>\n<steps>\n"
@@ -79,10 +79,10 @@ class StepProposer(Protocol):
     def answer(self, problem: Problem, steps: Sequence[dict[str, Any]]) -> str: ...
 
 
-def read_step(text: str, domain=None) -> Proposal:
+def read_step(text: str, domain) -> Proposal:
     """Parse the start of a continuation (after `<steps>` or after a step): `[` or `,` then one step
-    object, or `]`. `domain` (default logic) is the step schema: a quantity step is
-    `{"id", "expr" | "op"/"args", "value", "unit"}`. A malformed proposal keeps its reason."""
+    object, or `]`. `domain` (the problem's) reads the object in its step schema (`Domain.read_step`).
+    A malformed proposal keeps its reason."""
     s = _strip_separator(text)
     if s.startswith("]"):
         return Proposal(text, end=True)
@@ -92,17 +92,8 @@ def read_step(text: str, domain=None) -> Proposal:
     obj, why = loads(s[:end])  # model text: never raises (deep nesting, huge integers)
     if why is not None:
         return Proposal(text, reason=f"not JSON: {why}")
-    if domain is not None and domain.name != "logic":
-        if not isinstance(obj, dict):
-            return Proposal(text, reason="a step is a JSON object")
-        try:
-            return Proposal(text, step=domain.step_object(domain.as_step(obj)))
-        except (ValueError, TypeError, KeyError) as exc:
-            return Proposal(text, reason=f"schema: {str(exc)[:160]}")
-    if not isinstance(obj, dict) or not isinstance(obj.get("conclusion"), str) or not isinstance(
-            obj.get("dependencies"), list) or not isinstance(obj.get("id"), str):
-        return Proposal(text, reason="a logic step has string `id`, list `dependencies`, string `conclusion`")
-    return Proposal(text, step=step_object(obj))
+    step, reason = domain.read_step(obj)
+    return Proposal(text, step=step) if step is not None else Proposal(text, reason=reason)
 
 
 def _strip_separator(text: str) -> str:
@@ -248,12 +239,13 @@ class HFProposer:
 
 
 def _step_done(text: str) -> bool:
-    p = read_step(text)
-    if p.end or p.step is not None:
-        return True
+    """Whether a sampled continuation holds one whole step (any domain's schema), the end `]`, or is
+    malformed (stop sampling it)."""
     s = _strip_separator(text)
+    if s.startswith("]"):
+        return True
     if s.startswith("{"):
-        return object_end(s) is not None  # a whole object of another domain's schema
+        return object_end(s) is not None
     return bool(s) and text.strip() not in ("[", ",")  # malformed: stop
 
 

@@ -12,13 +12,6 @@ from typing import Any
 from prosfi.data.problem import Problem
 
 
-def as_step(step: Any, problem: Problem | None = None):
-    """A step object for the chain check of `problem`'s domain (logic when no problem is given)."""
-    from prosfi.domains import domain_for, get_domain
-
-    return (domain_for(problem) if problem is not None else get_domain("logic")).as_step(step)
-
-
 def chain_verdicts(problems: Sequence[Problem], chains: Sequence[Sequence[Any]], verifier, chain_config=None,
                    ) -> list[list[str]]:
     """Per chain, the verdict of every step (`valid`, `invalid`, `unknown`, `error`, `rejected`)."""
@@ -50,4 +43,4 @@ def chain_reasons(problems: Sequence[Problem], chains: Sequence[Sequence[Any]], 
     return out
 
 
-__all__ = ["as_step", "chain_reasons", "chain_verdicts"]
+__all__ = ["chain_reasons", "chain_verdicts"]

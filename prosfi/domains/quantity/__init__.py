@@ -15,7 +15,7 @@ from typing import Any
 from prosfi.chain import ChainConfig, ChainResult
 from prosfi.data import quant_gold
 from prosfi.data.problem import Problem
-from prosfi.domains.base import Domain
+from prosfi.domains.base import Domain, EvalColumn
 from prosfi.domains.quantity import gold
 from prosfi.domains.quantity.answer import (QuantityAnswer, answer_tolerance, gold_value, matches, read_answer,
                                             read_in)
@@ -29,12 +29,16 @@ from prosfi.quant.grounding import ALLOWED_CONSTANTS
 from prosfi.trace.schema import ParsedTrace, parse_trace
 
 
-
 class QuantityDomain(Domain):
     name = "quantity"
     kinds = ("quantity",)
     system_prompt = SYSTEM_PROMPT
-    step_grounding = False  # the PRM tools' CSP groundedness is defined over logic steps
+    completion_formats = ("prosfi", "gsm8k")
+    pair_margin = 0.5  # NS-PRM's γ for its CSP pairs
+    eval_columns = (
+        EvalColumn("dimension_error_rate", "dimension_errors", "dimension errors", (DIMENSION,)),
+        EvalColumn("grounding_failure_rate", "grounding_failures", "grounding failures", GROUNDING_GUARDS),
+    )
 
     def prompt_for(self, chain: Any = None) -> str:
         rules = chain.quantity_rules(DEFAULT_RULES) if chain is not None else DEFAULT_RULES
@@ -97,18 +101,19 @@ class QuantityDomain(Domain):
     def answer_text(self, problem: Problem) -> str:
         return answer_text(problem)
 
-    def perturbations(self, problem: Problem, prefix: Sequence[dict[str, Any]], chosen: dict[str, Any]
-                      ) -> list[tuple[str, dict[str, Any]]]:
+    def perturbations(self, problem: Problem, prefix: Sequence[dict[str, Any]], chosen: dict[str, Any],
+                      per_kind: int | None = None) -> list[tuple[str, dict[str, Any]]]:
         return perturbations(problem, prefix, chosen, self.as_step, self.gold_steps(problem) or ())
+
+    def pair_context(self, problem: Problem) -> dict[str, Any]:
+        """The givens: a pair is re-checkable without the problem (`g1` means something)."""
+        return {"givens": [dict(g) for g in problem.givens]}
 
     def user_prompt(self, problem: Problem) -> str:
         return user_prompt(problem)
 
     def few_shot_examples(self, kind: str, k: int) -> list[tuple[Problem, str]]:
         return gold.few_shot_examples(k)
-
-    def step_categories(self) -> dict[str, tuple[str, ...]]:
-        return {"dimension_errors": (DIMENSION,), "grounding_failures": GROUNDING_GUARDS}
 
     def content_key(self, problem: Problem) -> tuple:
         answer = problem.answer if isinstance(problem.answer, dict) else {"value": problem.answer}

@@ -1,4 +1,5 @@
-"""Groundedness of a valid step (NS-PRM's "semantic groundedness", made exact for prosfi's logic tasks).
+"""Groundedness of a valid logic step (NS-PRM's "semantic groundedness", made exact for prosfi's logic
+tasks): `LogicDomain.groundedness`, the `prosfi.domains.base.Grounding` the PRM tools ask for.
 
 Definition: a step of a problem is **grounded** when the verifier finds it valid in its chain and its
 conclusion (alpha-normalised) is on the problem's gold derivation — a conclusion of one of the gold
@@ -51,15 +52,21 @@ class Groundedness:
     def defined(self) -> bool:
         return self.gold is not None
 
-    def on_gold_path(self, conclusion: str) -> bool:
-        key = canonical_text(conclusion)
+    def on_gold_path(self, step: str | dict[str, Any]) -> bool:
+        """Whether a step (a step dict, or its conclusion) concludes what the gold derivation does."""
+        key = canonical_text(_conclusion(step))
         return key is not None and key in self.conclusions
 
-    def grounded(self, conclusion: str, verdict: str) -> bool | None:
-        """True/False for a valid step, None for an invalid one or a problem without a gold derivation."""
+    def grounded(self, step: str | dict[str, Any], verdict: str) -> bool | None:
+        """True/False for a valid step (a step dict, or its conclusion), None for an invalid one or a problem
+        without a gold derivation."""
         if not self.defined or verdict != "valid":
             return None
-        return self.on_gold_path(conclusion)
+        return self.on_gold_path(step)
+
+
+def _conclusion(step: str | dict[str, Any]) -> str:
+    return str(step.get("conclusion", "")) if isinstance(step, dict) else step
 
 
 __all__ = ["Groundedness", "canonical_text"]

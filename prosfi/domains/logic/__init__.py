@@ -1,9 +1,10 @@
 """The logic domain (kinds `true_false_uncertain`, `assignment`): Lean-syntax formula steps checked
 by the provers, guarded by `prosfi.chain`.
 
-A thin wrapper: the behaviour lives where it always has (`prosfi.trace` for the completion format
+Mostly a thin wrapper: the behaviour lives where it always has (`prosfi.trace` for the completion format
 and the answer, `prosfi.chain` for the chain check, `prosfi.data.gold` for gold traces,
-`prosfi.data.prompts` for prompts); this class only routes to it.
+`prosfi.data.prompts` for prompts). What only the PRM tools need lives here: `ground` (which valid steps
+are on the gold derivation) and `perturbations` (the CSP twins and natural negatives built on it).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from prosfi.chain import ChainCheck, Formulas
 from prosfi.data import gold, prompts
 from prosfi.data.problem import Problem
 from prosfi.domains.base import Domain
+from prosfi.domains.logic import perturbations as csp
+from prosfi.domains.logic.ground import Groundedness
 from prosfi.trace.answer import ParsedAnswer, answer_correct, parse_answer
 from prosfi.trace.schema import ParsedTrace, Step, parse_trace
 
@@ -22,7 +25,10 @@ from prosfi.trace.schema import ParsedTrace, Step, parse_trace
 class LogicDomain(Domain):
     name = "logic"
     kinds = ("true_false_uncertain", "assignment")
-    step_grounding = True
+    pair_margin = 1.0
+
+    def __init__(self) -> None:
+        self._ground: tuple[Problem, Groundedness] | None = None  # the last problem's (its twins are asked per step)
 
     @property
     def system_prompt(self) -> str:  # read live: the prompt text is owned by prosfi.data.prompts
@@ -66,6 +72,29 @@ class LogicDomain(Domain):
 
     def answer_text(self, problem: Problem) -> str:
         return gold.answer_text(problem)
+
+    def read_step(self, obj: Any) -> tuple[dict[str, Any] | None, str]:
+        if not isinstance(obj, dict) or not isinstance(obj.get("conclusion"), str) or not isinstance(
+                obj.get("dependencies"), list) or not isinstance(obj.get("id"), str):
+            return None, "a logic step has string `id`, list `dependencies`, string `conclusion`"
+        return csp.written(obj), ""
+
+    # ------------------------------------------------------------------ PRM (prosfi.domains.logic.perturbations)
+    def groundedness(self, problem: Problem) -> Groundedness:
+        hit = self._ground  # one read: another thread may replace it
+        if hit is None or hit[0] is not problem:
+            hit = self._ground = (problem, Groundedness(problem))
+        return hit[1]
+
+    def perturbations(self, problem: Problem, prefix: Sequence[dict[str, Any]], chosen: dict[str, Any],
+                      per_kind: int | None = None) -> list[tuple[str, dict[str, Any]]]:
+        """Rule applications on another constant or by another rule, valid-looking but off the gold path."""
+        return csp.twins(problem, prefix, chosen, self.groundedness(problem), per_kind)
+
+    def natural_negatives(self, problem: Problem, chains: Sequence[Sequence[dict[str, Any]]],
+                          verdicts: Sequence[Sequence[str]], ground: Groundedness
+                          ) -> list[tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]]:
+        return csp.natural_negatives(problem, chains, verdicts, ground)
 
     def user_prompt(self, problem: Problem) -> str:
         return prompts.user_prompt(problem)
