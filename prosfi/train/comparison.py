@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -171,7 +172,9 @@ def plot(result: Mapping[str, Any], path: str | Path) -> Path:
         ax.set_title(metric.replace("_", " ") + " (held-out)")
         ax.set_ylim(0, 1.05)
     axes[0].legend(loc="lower left", fontsize=8)
-    fig.suptitle(result["shape"]["line"][:110], fontsize=8)
+    failed = [name for name, part in result["shape"]["parts"].items() if not part["ok"]]
+    title = "expected shape: shown" if result["shape"]["shows"] else "expected shape NOT shown: " + "; ".join(failed)
+    fig.suptitle(textwrap.fill(title, 110), fontsize=8)
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=110)
