@@ -1,49 +1,35 @@
 #!/usr/bin/env bash
-# Usage: launch/demo_ablation.sh [--key value ...]     (extra keys go to every GRPO run)
+# Usage: launch/demo_ablation.sh [--key value ...]     (extra keys go to every run)
 #
 # The paper's comparison at toy scale, on CPU: PRoSFI reward (recipes/demo/cpu_chains.yaml) vs outcome
-# reward (recipes/demo/cpu_chains_outcome.yaml), both starting from ONE shared SFT warm-up, with the
-# same seeds, evaluated on the same held-out problems (eval_held_out; chains always checked).
+# reward (recipes/demo/cpu_chains_outcome.yaml), per seed from ONE warm-up (the prosfi run's own SFT stage),
+# with the same GRPO budget, evaluated on the same held-out problems (chains always checked). The prosfi
+# run of a seed is the README's main job with `--seed S`; the outcome run starts from its warm-up
+# (`--sft false --model_name_or_path <prosfi run>/sft`). Then `python -m prosfi.train.comparison` prints the
+# table: accuracy and reward hit before -> after per reward, per seed and pooled, each change with its paired
+# 95% interval, prosfi minus outcome after GRPO, and whether the expected shape shows (computed, never
+# assumed): outcome keeps accuracy without raising reward hit, prosfi raises reward hit and keeps accuracy.
 # Writes under $OUT (default runs/ablation):
-#   warmup/sft                    the shared warm-up model
-#   <mode>-s<seed>/               each GRPO run (summary.json with eval_before/eval_after, reward_curve.png)
-#   compare/                      prosfi eval compare: warm-up vs every run (compare.md, compare.json, plots)
-#   compare-s<seed>/              outcome (baseline) vs prosfi for one seed: the paired difference
-#   ablation.md                   all compare tables, one file
-# Env: SEEDS (default "0": one pair of GRPO runs; on 2 cores each takes minutes), OUT.
+#   prosfi-s<seed>/   the main job (sft/ is the shared warm-up; summary.json, eval_before/, eval_after/)
+#   outcome-s<seed>/  the outcome-reward run from that warm-up
+#   comparison.txt, comparison.json, comparison.png
+# A finished run is resumed from its final checkpoint (nothing retrained). Exit 0 when the expected shape
+# shows, 1 when it does not. Env: SEEDS (default "11 12 13"), OUT, RECIPE / OUTCOME_RECIPE (another pair of
+# twins, e.g. recipes/demo/cpu_quant.yaml and recipes/demo/cpu_quant_outcome.yaml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SEEDS="${SEEDS:-0}"
+SEEDS="${SEEDS:-11 12 13}"
 OUT="${OUT:-runs/ablation}"
-PRO="recipes/demo/cpu_chains.yaml"
-OUTCOME="recipes/demo/cpu_chains_outcome.yaml"
+PRO="${RECIPE:-recipes/demo/cpu_chains.yaml}"
+OUTCOME="${OUTCOME_RECIPE:-recipes/demo/cpu_chains_outcome.yaml}"
 mkdir -p "$OUT"
 
-set -x
-prosfi sft "$PRO" --output_dir "$OUT/warmup" --run_name ablation-warmup
-dirs=()
+pro=(); outc=()
 for seed in $SEEDS; do
-  for mode in prosfi outcome; do
-    recipe="$PRO"; [[ "$mode" == outcome ]] && recipe="$OUTCOME"
-    prosfi train "$recipe" --sft false --model_name_or_path "$OUT/warmup/sft" --seed "$seed" \
-      --output_dir "$OUT/$mode-s$seed" --run_name "ablation-$mode-s$seed" "$@"
-  done
-  prosfi eval compare "$OUT/outcome-s$seed/eval_after" "$OUT/prosfi-s$seed/eval_after" -o "$OUT/compare-s$seed" --overwrite
-  dirs+=("$OUT/outcome-s$seed/eval_after" "$OUT/prosfi-s$seed/eval_after")
+  prosfi train "$PRO" --seed "$seed" --output_dir "$OUT/prosfi-s$seed" --run_name "ablation-prosfi-s$seed" "$@"
+  prosfi train "$OUTCOME" --sft false --model_name_or_path "$OUT/prosfi-s$seed/sft" --seed "$seed" \
+    --output_dir "$OUT/outcome-s$seed" --run_name "ablation-outcome-s$seed" "$@"
+  pro+=("$OUT/prosfi-s$seed"); outc+=("$OUT/outcome-s$seed")
 done
-first=$(echo $SEEDS | cut -d' ' -f1)
-prosfi eval compare "$OUT/prosfi-s$first/eval_before" "${dirs[@]}" -o "$OUT/compare" --overwrite
-set +x
-{
-  echo "# Toy ablation: prosfi vs outcome reward (seeds: $SEEDS)"
-  echo
-  echo "## Warm-up vs every run"
-  tail -n +2 "$OUT/compare/compare.md"
-  for seed in $SEEDS; do
-    echo
-    echo "## Seed $seed: outcome (baseline) vs prosfi"
-    tail -n +2 "$OUT/compare-s$seed/compare.md"
-  done
-} > "$OUT/ablation.md"
-echo "wrote $OUT/ablation.md and plots in $OUT/compare"
+python -m prosfi.train.comparison --prosfi "${pro[@]}" --outcome "${outc[@]}" --out "$OUT"

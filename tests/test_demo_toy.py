@@ -133,6 +133,45 @@ def test_sloppy_fraction_is_honoured(fraction):
         assert other != texts
 
 
+@pytest.mark.parametrize("sloppy", [False, True])
+def test_careless_traces_answer_wrong_and_fail_the_verifier(verifier, sloppy):
+    """The warm-up's wrong-answer variant (issue #28's headroom): False problems only, the last rule's negation
+    dropped, answer True: both rewards pay it least, and it differs from the gold trace only there."""
+    from prosfi.data.gold import careless_completion, sloppy_completion
+    from prosfi.rewards.score import score_batch
+
+    problems = generate(ToyConfig(min_depth=1, max_depth=2, layout="fixed"), 30, seed=4)
+    assert all((careless_completion(p) is None) == (p.answer_label == "True") for p in problems)
+    false = [p for p in problems if p.answer_label == "False"]
+    careless = [careless_completion(p, sloppy=sloppy) for p in false]
+    for p, r, text in zip(false, score_batch(false, careless, verifier), careless):
+        assert r.format_ok and not r.answer_correct and r.answer == "True" and not r.chain_valid
+        assert r.reward == 0.1  # the wrong-answer level, as for any wrong answer
+        base = sloppy_completion(p) if sloppy else gold_completion(p)
+        assert text == base.replace(f"¬ {p.goal}", p.goal).replace("is false", "is true").replace(
+            "<answer>B</answer>", "<answer>A</answer>")
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.5, 1.0])
+def test_careless_fraction_takes_false_problems_only_and_keeps_the_sloppy_share(fraction):
+    from prosfi.data.gold import careless_completion, sloppy_completion
+    from prosfi.train.rows import sft_dataset
+
+    problems = generate(ToyConfig(min_depth=1, max_depth=1, layout="fixed"), 200, seed=6)
+    rows = sft_dataset(problems, sloppy_fraction=0.6, careless_fraction=fraction, seed=1)
+    plain = [r["completion"][0]["content"] for r in sft_dataset(problems, sloppy_fraction=0.6, seed=1)]
+    texts = [r["completion"][0]["content"] for r in rows]
+    changed = [i for i, (a, b) in enumerate(zip(plain, texts)) if a != b]
+    assert all(problems[i].answer_label == "False" for i in changed)
+    for i in changed:  # on top of the sloppy choice: a sloppy trace stays sloppy, a gold one gold
+        was_sloppy = plain[i] == sloppy_completion(problems[i])
+        assert texts[i] == careless_completion(problems[i], sloppy=was_sloppy)
+    n_false = sum(p.answer_label == "False" for p in problems)
+    assert {0.0: 0, 1.0: n_false}.get(fraction, len(changed)) == len(changed)
+    if fraction == 0.5:
+        assert 0.35 * n_false < len(changed) < 0.65 * n_false
+
+
 def _script(**kw):
     base = dict(dataset="toy", dataset_size=50, dataset_seed=0, dataset_difficulty="1-2", dataset_path=None,
                 dataset_exclude_uncertain=False, sft=True, sft_size=300, sft_draws=1, eval_held_out=40,
@@ -187,12 +226,14 @@ def test_summary_without_held_out_has_no_eval_keys():
     assert "eval_before" not in s.as_dict() and "held-out" not in s.to_text()
 
 
-def test_outcome_twin_differs_only_in_reward_mode():
-    pro = yaml.safe_load((ROOT / "recipes" / "demo" / "cpu_chains.yaml").read_text())
-    out = yaml.safe_load((ROOT / "recipes" / "demo" / "cpu_chains_outcome.yaml").read_text())
+@pytest.mark.parametrize(("name", "dataset", "corpus"), [("cpu_chains", "toy", "toy"),
+                                                     ("cpu_quant", "physics", "physics:demo")])
+def test_outcome_twin_differs_only_in_reward_mode(name, dataset, corpus):
+    pro = yaml.safe_load((ROOT / "recipes" / "demo" / f"{name}.yaml").read_text())
+    out = yaml.safe_load((ROOT / "recipes" / "demo" / f"{name}_outcome.yaml").read_text())
     assert pro.pop("reward_mode") == "prosfi" and out.pop("reward_mode") == "outcome"
     assert pro == out
-    assert pro["dataset"] == "toy" and pro["eval_held_out"] > 0 and pro["tiny"]["corpus"] == "toy"
+    assert pro["dataset"] == dataset and pro["eval_held_out"] > 0 and pro["tiny"]["corpus"] == corpus
 
 
 def test_prosfi_data_toy_writes_the_demo_chains(tmp_path, capsys):

@@ -154,3 +154,27 @@ def sloppy_completion(problem: Problem) -> str | None:
     """A completion with the gold answer and `sloppy_steps` (None where no gold steps are known)."""
     steps = gold_steps(problem)
     return render_completion(problem, sloppy_steps(steps)) if steps else None
+
+
+def careless_completion(problem: Problem, sloppy: bool = False) -> str | None:
+    """A wrong answer the way a careless reader gets one: the chain's last conclusion with its negation
+    dropped (`big ann` where the rule says `¬ big ann`) and the answer that goes with it (True for False).
+
+    Only for a True/False problem whose gold chain ends in a negated literal (None otherwise). The verifier
+    rejects the last step (the premises entail its negation) and the answer is wrong, so the outcome reward
+    and the process reward both pay it least: mixed into a warm-up, it leaves the policy unsure how to read
+    a negated rule, which GRPO with either reward can correct (the CPU demo's headroom). `sloppy` starts from
+    `sloppy_steps` instead of the gold ones.
+    """
+    import dataclasses
+
+    steps = gold_steps(problem)
+    true = next((k for k, v in (problem.options or {}).items() if v == "True"), None)
+    if not steps or problem.answer_label != "False" or true is None:
+        return None
+    last = steps[-1]["conclusion"]
+    if not last.startswith("¬ "):
+        return None
+    steps = sloppy_steps(steps) if sloppy else [dict(s) for s in steps]
+    steps[-1] = {**steps[-1], "conclusion": last[2:]}
+    return render_completion(dataclasses.replace(problem, answer=true), steps)

@@ -151,6 +151,11 @@ class Domain:
         """The gold answer with a chain the checks reject (the CPU demo's careless-model stand-in)."""
         raise NotImplementedError
 
+    def careless_completion(self, problem: Problem, sloppy: bool = False) -> str | None:
+        """A wrong answer with the chain that leads to it (the CPU demo's `sft_careless_fraction`), or None
+        where the domain has none for this problem (the default)."""
+        return None
+
     def answer_text(self, problem: Problem) -> str:
         """The gold `<answer>` content."""
         raise NotImplementedError

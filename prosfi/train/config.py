@@ -113,6 +113,12 @@ class _BaseScriptArguments:
                   "steps cite only their rule (the verifier rejects them): a stand-in for a base model that "
                   "answers right with unsound chains, which only a process reward can tell apart (0: off)"},
     )
+    sft_careless_fraction: float = field(
+        default=0.0,
+        metadata={"help": "share of the SFT problems with a careless wrong-answer variant (toy: False problems, "
+                  "the negation of the last rule dropped and the answer True) that get it: a base model that is "
+                  "sometimes wrong, so held-out accuracy has room to rise under GRPO (0: off)"},
+    )
     sft_max_steps: int = field(default=-1, metadata={"help": "SFT optimizer steps (-1: use sft_num_train_epochs)"})
     sft_num_train_epochs: float = field(default=1.0, metadata={"help": "SFT epochs over the gold traces"})
     sft_learning_rate: float = field(default=2e-5, metadata={"help": "SFT learning rate"})
@@ -282,6 +288,8 @@ def validate(script_args: Any) -> None:
         raise ValueError(f"sft_min_format_rate: between 0 and 1, got {script_args.sft_min_format_rate}")
     if not 0.0 <= script_args.sft_sloppy_fraction <= 1.0:
         raise ValueError(f"sft_sloppy_fraction: between 0 and 1, got {script_args.sft_sloppy_fraction}")
+    if not 0.0 <= script_args.sft_careless_fraction <= 1.0:
+        raise ValueError(f"sft_careless_fraction: between 0 and 1, got {script_args.sft_careless_fraction}")
     try:
         from prosfi.rewards import ALL_MODES
     except ImportError:

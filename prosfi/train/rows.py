@@ -36,11 +36,15 @@ def grpo_dataset(problems: Sequence[Problem], system_prompt: str | None = None, 
 
 
 def sft_dataset(problems: Sequence[Problem], verifier: Any = None, system_prompt: str | None = None,
-                few_shot: int = 0, sloppy_fraction: float = 0.0, seed: int = 0, chain: Any = None):
+                few_shot: int = 0, sloppy_fraction: float = 0.0, seed: int = 0, careless_fraction: float = 0.0,
+                chain: Any = None):
     """Prompt-completion rows on the gold traces of `problems` (problems without one are skipped).
 
     `sloppy_fraction` of them (chosen with `seed`) get `gold.sloppy_completion` instead: same answer,
     a chain the verifier rejects (the CPU demo's stand-in for a careless base model).
+    `careless_fraction` of the problems that have a careless variant (`Domain.careless_completion`: the
+    toy's False problems) get it instead, chosen independently: a wrong answer, so the warm-up is unsure
+    where the base model was careless and its accuracy has room to rise.
     """
     import random
 
@@ -50,12 +54,17 @@ def sft_dataset(problems: Sequence[Problem], verifier: Any = None, system_prompt
     from prosfi.domains.prompts import to_sft_row
 
     sloppy = set(random.Random(seed).sample(range(len(problems)), round(sloppy_fraction * len(problems))))
+    careless_rng = random.Random(f"careless-{seed}")
     rows = []
     for i, problem in enumerate(problems):
         domain = domain_for(problem)
         completion = domain.gold_completion(problem, verifier=verifier)
         if completion and i in sloppy:
             completion = domain.sloppy_completion(problem)
+        if completion and careless_fraction > 0:
+            careless = domain.careless_completion(problem, sloppy=i in sloppy)
+            if careless is not None and careless_rng.random() < careless_fraction:
+                completion = careless
         if completion:
             rows.append(to_sft_row(problem, completion, system_prompt=system_prompt, few_shot=few_shot, chain=chain))
     if not rows:

@@ -67,6 +67,7 @@ def run_sft(script: Any, training: Any, model_args: Any, model_path: str, verifi
     problems = sft_problems(script)
     dataset = sft_dataset(problems, verifier=verifier, system_prompt=script.system_prompt, few_shot=script.few_shot,
                           sloppy_fraction=getattr(script, "sft_sloppy_fraction", 0.0), seed=training.seed,
+                          careless_fraction=getattr(script, "sft_careless_fraction", 0.0),
                           chain=sub_config(script, "chain"))
     args = sft_config(script, training)
     args.model_init_kwargs = model_init_kwargs(model_args)

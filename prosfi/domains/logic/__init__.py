@@ -70,6 +70,9 @@ class LogicDomain(Domain):
     def sloppy_completion(self, problem: Problem) -> str | None:
         return gold.sloppy_completion(problem)
 
+    def careless_completion(self, problem: Problem, sloppy: bool = False) -> str | None:
+        return gold.careless_completion(problem, sloppy)
+
     def answer_text(self, problem: Problem) -> str:
         return gold.answer_text(problem)
 
