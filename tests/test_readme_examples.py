@@ -161,13 +161,10 @@ def scratch(tmp_path_factory):
 def _param(block: Block):
     """A block that trains a model for real (`prosfi sft`, the PRM quick start) is marked `slow`."""
     slow = any(part.strip().startswith(SLOW_COMMANDS) for _, line in block.commands for part in line.split("&&"))
-    # the blocks of one file share its scratch folder: under pytest-xdist they run on one worker, in order
-    marks = [pytest.mark.xdist_group(block.doc.name), *([pytest.mark.slow] if slow else [])]
-    return pytest.param(block, id=block.name, marks=marks)
+    return pytest.param(block, id=block.name, marks=[pytest.mark.slow] if slow else [])
 
 
-@pytest.mark.parametrize("block", [_param(b) for b in BLOCKS])
-def test_doc_block_runs(block, scratch):
+def _run_doc_block(block: Block, scratch) -> None:
     if block.skip:
         pytest.skip(block.skip)
     where, done = scratch(block.doc)
@@ -177,6 +174,25 @@ def test_doc_block_runs(block, scratch):
             done.add(earlier.line)
     run_block(block, where)
     done.add(block.line)
+
+
+def _doc_class(doc: Path) -> type:
+    """One test class a documentation file: its blocks share a scratch folder, so under pytest-xdist
+    (`--dist loadscope`: a class's tests go to one worker, in order) a block never re-runs the earlier
+    blocks of its file on another worker."""
+
+    @pytest.mark.parametrize("block", [_param(b) for b in BLOCKS if b.doc == doc])
+    def test_doc_block_runs(self, block, scratch):
+        _run_doc_block(block, scratch)
+
+    name = "TestDoc_" + re.sub(r"\W", "_", doc.stem)
+    return type(name, (), {"test_doc_block_runs": test_doc_block_runs, "__doc__": f"The bash blocks of {doc.name}."})
+
+
+for _doc in DOCS:
+    if any(b.doc == _doc for b in BLOCKS):
+        _cls = _doc_class(_doc)
+        globals()[_cls.__name__] = _cls
 
 
 def test_the_docs_have_example_commands():
