@@ -31,7 +31,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from prosfi.verify.verdict import Entailment
+from prosfi.verdict import Entailment
 
 NAMES = ["ann", "bob", "cai", "dee", "eli", "fay", "gus", "hal"]
 PREDS = ["Kind", "Nice", "Happy", "Big", "Round", "Green", "Quiet", "Smart", "Young", "Rough", "Cold", "Red"]

@@ -139,7 +139,7 @@ def run_naive(lines: list[dict], timeout_ms: int) -> list[str]:
 def run_prosfi(lines: list[dict], workers: int, timeout_ms: int,
                herbrand: bool = True) -> tuple[list[str], dict]:
     """The verdicts, and who decided them (`decided_by`, the pool's `workers_started`)."""
-    from prosfi.verify.verdict import Entailment
+    from prosfi.verdict import Entailment
     from prosfi.verify.verifier import Verifier
 
     checks = [Entailment(e["premises"], e["conclusion"], e["id"]) for e in lines]

@@ -37,7 +37,7 @@ from prosfi.logic import FormulaError, check_signature, parse
 from prosfi.rewards import RewardConfig, score_batch, score_completion
 from prosfi.verify.backend import Check
 from prosfi.verify.config import VerifierConfig
-from prosfi.verify.verdict import Status, Verdict
+from prosfi.verdict import Status, Verdict
 from prosfi.verify.verifier import Verifier
 from prosfi.verify.z3_backend import Z3Backend
 

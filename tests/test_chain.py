@@ -9,7 +9,7 @@ from prosfi.data.problem import Problem
 from prosfi.trace.answer import parse_answer
 from prosfi.trace.schema import Step
 from prosfi.verify.config import VerifierConfig
-from prosfi.verify.verdict import Status
+from prosfi.verdict import Status
 from prosfi.verify.verifier import Verifier
 
 OPTIONS = {"A": "True", "B": "False", "C": "Uncertain"}

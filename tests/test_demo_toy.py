@@ -62,7 +62,7 @@ def test_fixed_chain_uses_the_vocabulary_in_order():
 
 def test_distractors_never_decide_the_goal(verifier):
     """Without the chain's rules the premises entail neither the goal nor its negation."""
-    from prosfi.verify.verdict import Entailment, Status
+    from prosfi.verdict import Entailment, Status
 
     checks = []
     for p in generate(ToyConfig(max_depth=3, distractors=3), 40, seed=5):

@@ -19,7 +19,7 @@ import pytest
 
 from prosfi.logic import check_signature, parse
 from prosfi.verify import Entailment, Verifier, VerifierConfig, ground
-from prosfi.verify.verdict import Status
+from prosfi.verdict import Status
 
 ROOT = Path(__file__).resolve().parents[1]
 

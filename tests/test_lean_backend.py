@@ -21,7 +21,7 @@ from prosfi.logic.signature import check_signature
 from prosfi.verify.backend import Check
 from prosfi.verify.lean import LeanBackend, LeanConfig, LeanDojoBackend
 from prosfi.verify.lean.config import PROJECT_ENV
-from prosfi.verify.verdict import Status
+from prosfi.verdict import Status
 
 STANDIN = str(Path(__file__).with_name("standin_repl.py").resolve())
 NO_LAKE = shutil.which("lake") is None
@@ -288,7 +288,7 @@ def test_verifier_runs_lean_first_in_the_parent_then_z3(tmp_path):
     # what it leaves unknown must go on to Z3. The checks are ones the truth table cannot decide
     # (a quantified conclusion; a function symbol), so they reach the cascade in its order (the
     # Herbrand stage, which would prove the first, is off).
-    from prosfi.verify.verdict import Entailment
+    from prosfi.verdict import Entailment
 
     with _standin_verifier(tmp_path, herbrand=False) as verifier:
         verdicts = verifier.check_many([
@@ -304,7 +304,7 @@ def test_verifier_runs_lean_first_in_the_parent_then_z3(tmp_path):
 def test_truth_table_answers_before_lean_unless_turned_off(tmp_path):
     # The truth table is exact for what it answers, so it pre-empts every backend, Lean first or
     # not; `truth_table=False` hands everything to the cascade in its order. Plumbing only.
-    from prosfi.verify.verdict import Entailment
+    from prosfi.verdict import Entailment
 
     ground = [Entailment({"h1": "Knight zoey ↔ ¬ Knight oliver", "h2": "Knight oliver"}, "¬ Knight zoey"),
               Entailment({"h1": "standin_error zoey → Knight zoey"}, "Knight zoey")]
@@ -337,7 +337,7 @@ def test_every_undecided_check_of_a_batch_reaches_the_lean_pool_in_one_call(tmp_
     # Several problems (signatures) in one batch: the REPL pool gets all their checks at once
     # instead of one call per problem. Plumbing only.
     from prosfi.verify.config import VerifierConfig
-    from prosfi.verify.verdict import Entailment
+    from prosfi.verdict import Entailment
     from prosfi.verify.verifier import Verifier
 
     monkeypatch.setattr(_CountingLeanBackend, "batches", [])

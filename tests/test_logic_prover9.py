@@ -141,7 +141,7 @@ def test_prover9_and_z3_renderings_agree_on_first_order_formulas(prover9, premis
 def test_a_prover9_clausifier_crash_is_unknown_not_a_verdict():
     """Prover9 aborts ("distribute: not binary") on this nested ↔ goal; the step stays undecided."""
     from prosfi.verify import Verifier, VerifierConfig
-    from prosfi.verify.verdict import Entailment, Status
+    from prosfi.verdict import Entailment, Status
 
     with Verifier(VerifierConfig(backends=("prover9",), truth_table=False, workers=0)) as v:
         verdict = v.check(Entailment({"h1": "A"}, "A ↔ (A ∧ B ↔ (A → B))"))

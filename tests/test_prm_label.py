@@ -9,7 +9,7 @@ import pytest
 from prosfi.data.problem import Premise, Problem
 from prosfi.prm.label import chain_record, label_completions, step_label
 from prosfi.verify import Verifier, VerifierConfig
-from prosfi.verify.verdict import Status, Verdict
+from prosfi.verdict import Status, Verdict
 
 
 def _problem() -> Problem:

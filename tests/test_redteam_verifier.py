@@ -18,7 +18,7 @@ import z3
 from prosfi.logic import canonical, parse
 from prosfi.verify.config import VerifierConfig
 from prosfi.verify.prover9 import find_prover9
-from prosfi.verify.verdict import Entailment, Status
+from prosfi.verdict import Entailment, Status
 from prosfi.verify.verifier import Verifier
 
 V, I = "valid", "invalid"

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from prosfi.logic import And, Iff, Implies, Not, Or, Pred, Xor, check_signature, parse, pretty
 from prosfi.verify.backend import Check
 from prosfi.verify.prover9 import Prover9Backend, find_prover9
-from prosfi.verify.verdict import Entailment, Status
+from prosfi.verdict import Entailment, Status
 from prosfi.verify.verifier import Verifier
 from prosfi.verify.z3_backend import Z3Backend
 

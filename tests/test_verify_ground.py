@@ -30,7 +30,7 @@ from prosfi.logic.ast import (
 )
 from prosfi.verify import ground
 from prosfi.verify.backend import Check
-from prosfi.verify.verdict import Status
+from prosfi.verdict import Status
 from prosfi.verify.z3_backend import Z3Backend
 
 

@@ -18,7 +18,7 @@ from prosfi.logic import check_signature, parse
 from prosfi.logic.ast import And, Const, Eq, Exists, Forall, Iff, Implies, Not, Or, Pred, Var, Xor
 from prosfi.verify import ground, herbrand
 from prosfi.verify.backend import Check
-from prosfi.verify.verdict import Entailment, Status
+from prosfi.verdict import Entailment, Status
 from prosfi.verify.verifier import Verifier
 from prosfi.verify.z3_backend import Z3Backend
 

@@ -17,7 +17,7 @@ from prosfi.logic import Pred
 from prosfi.verify.backend import Check
 from prosfi.verify.config import VerifierConfig
 from prosfi.verify.pool import PoolError, WorkerPool
-from prosfi.verify.verdict import Status
+from prosfi.verdict import Status
 
 FAULT = "prosfi.verify.testing:FaultBackend"
 HARD_MS = 1000
@@ -122,7 +122,7 @@ def test_a_backend_that_cannot_be_built_is_a_clear_error():
 
 def test_verifier_honours_its_hard_timeout():
     """End to end through Verifier: config -> pool hard limit -> `unknown`, then life goes on."""
-    from prosfi.verify.verdict import Entailment
+    from prosfi.verdict import Entailment
     from prosfi.verify.verifier import Verifier
 
     with Verifier(backends=(FAULT,), workers=1, hard_timeout_ms=HARD_MS, truth_table=False) as v:

@@ -10,7 +10,7 @@ import pytest
 
 from prosfi.verify.config import VerifierConfig
 from prosfi.verify.registry import resolve
-from prosfi.verify.verdict import Entailment, Status
+from prosfi.verdict import Entailment, Status
 from prosfi.verify.verifier import Verifier
 
 FAULT = "prosfi.verify.testing:FaultBackend"

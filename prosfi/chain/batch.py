@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 
 from prosfi.chain.check import ChainCheck, ChainResult
-from prosfi.verify.verdict import Entailment, Status, Verdict
+from prosfi.verdict import Entailment, Status, Verdict
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from prosfi.logic import FormulaError, canonical, parse
 from prosfi.logic.signature import symbols_of
 from prosfi.trace.answer import ParsedAnswer
 from prosfi.trace.schema import Step
-from prosfi.verify.verdict import Entailment, Status, Verdict
+from prosfi.verdict import Entailment, Status, Verdict
 
 REJECTED = "rejected"  # a guard made the step not count; not a prover verdict
 _VALID = Status.VALID.value

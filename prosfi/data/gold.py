@@ -15,7 +15,7 @@ import json
 from typing import Any, Sequence
 
 from prosfi.data.problem import Problem
-from prosfi.verify.verdict import Entailment, Status
+from prosfi.verdict import Entailment, Status
 
 MAX_STEPS = 64
 MAX_DEPENDENCIES = 4

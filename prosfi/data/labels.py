@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from prosfi.data.problem import Problem
-from prosfi.verify.verdict import Entailment, Status
+from prosfi.verdict import Entailment, Status
 
 
 def label_entailments(problem: Problem) -> tuple[Entailment, Entailment]:

@@ -15,9 +15,9 @@ from typing import Any
 _EXPORTS = {
     "Verifier": "prosfi.verify.verifier",
     "VerifierConfig": "prosfi.verify.config",
-    "Entailment": "prosfi.verify.verdict",
-    "Verdict": "prosfi.verify.verdict",
-    "Status": "prosfi.verify.verdict",
+    "Entailment": "prosfi.verdict",
+    "Verdict": "prosfi.verdict",
+    "Status": "prosfi.verdict",
 }
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, ClassVar, Sequence
 
 from prosfi.logic.ast import Formula
-from prosfi.verify.verdict import Verdict
+from prosfi.verdict import Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from prosfi.logic.signature import Signature

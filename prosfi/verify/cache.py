@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Generic, Hashable, TypeVar
 
-from prosfi.verify.verdict import Status, Verdict
+from prosfi.verdict import Status, Verdict
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")

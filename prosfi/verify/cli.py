@@ -28,7 +28,7 @@ from prosfi.quant import Tolerance
 from prosfi.verify import quantity
 from prosfi.verify.config import VerifierConfig
 from prosfi.verify.lean.config import PROJECT_ENV, LeanConfig
-from prosfi.verify.verdict import Entailment, Verdict, error
+from prosfi.verdict import Entailment, Verdict, error
 
 PROGRESS_MIN_LINES = 1000
 _ID_RE = re.compile(r'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d{1,100})(?=\s*[,}])')

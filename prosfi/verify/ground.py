@@ -64,7 +64,7 @@ from prosfi.logic.ast import (
     Var,
     Xor,
 )
-from prosfi.verify.verdict import Status, Verdict
+from prosfi.verdict import Status, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from prosfi.logic.signature import Signature

@@ -52,7 +52,7 @@ from prosfi.logic.ast import (
     Xor,
 )
 from prosfi.verify.ground import MAX_MS, MAX_NODES, OverBudget, _columns
-from prosfi.verify.verdict import Status, Verdict
+from prosfi.verdict import Status, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from prosfi.logic.signature import Signature

@@ -37,7 +37,7 @@ from multiprocessing.connection import wait as mp_wait
 from typing import TYPE_CHECKING, Any, Sequence
 
 from prosfi.verify.backend import Check
-from prosfi.verify.verdict import Status, Verdict, unknown
+from prosfi.verdict import Status, Verdict, unknown
 
 if TYPE_CHECKING:  # pragma: no cover
     from prosfi.logic.signature import Signature

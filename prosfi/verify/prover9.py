@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prosfi.verify.backend import Backend, Check
-from prosfi.verify.verdict import Status, Verdict, unknown
+from prosfi.verdict import Status, Verdict, unknown
 
 if TYPE_CHECKING:  # pragma: no cover
     from prosfi.logic.signature import Signature

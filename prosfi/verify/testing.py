@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from prosfi.logic.ast import Pred
 from prosfi.verify.backend import Backend, Check
-from prosfi.verify.verdict import Status, Verdict, unknown
+from prosfi.verdict import Status, Verdict, unknown
 
 if TYPE_CHECKING:  # pragma: no cover
     from prosfi.logic.signature import Signature

@@ -37,7 +37,7 @@ from prosfi.verify.cache import FifoCache, VerdictCache
 from prosfi.verify.cascade import DECISIVE, Cascade, as_backend_answer, merge_unknown
 from prosfi.verify.config import VerifierConfig
 from prosfi.verify.registry import BackendSpec, resolve
-from prosfi.verify.verdict import Entailment, Status, Verdict, error, unknown
+from prosfi.verdict import Entailment, Status, Verdict, error, unknown
 
 if TYPE_CHECKING:  # pragma: no cover
     from prosfi.verify.pool import WorkerPool

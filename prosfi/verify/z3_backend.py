@@ -16,7 +16,7 @@ import time
 from typing import TYPE_CHECKING, Callable
 
 from prosfi.verify.backend import Backend, Check
-from prosfi.verify.verdict import Status, Verdict, unknown
+from prosfi.verdict import Status, Verdict, unknown
 
 if TYPE_CHECKING:  # pragma: no cover
     from prosfi.logic.signature import Signature

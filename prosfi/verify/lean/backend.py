@@ -18,7 +18,7 @@ from prosfi.verify.lean.config import LeanConfig
 from prosfi.verify.lean.pool import ReplPool
 from prosfi.verify.lean.render import render_step
 from prosfi.verify.lean.repl import ReplOutcome
-from prosfi.verify.verdict import Status, Verdict, unknown
+from prosfi.verdict import Status, Verdict, unknown
 
 if TYPE_CHECKING:  # pragma: no cover
     from prosfi.logic.signature import Signature
