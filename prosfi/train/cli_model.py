@@ -47,6 +47,11 @@ def run(args: argparse.Namespace) -> int:
     return _tiny(args)
 
 
+def _first_line(exc: BaseException) -> str:
+    """The first line of a library's error (transformers' OSErrors run over many lines), at most 300 characters."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+
+
 def _merge(args: argparse.Namespace) -> int:
     import sys
 
@@ -58,8 +63,7 @@ def _merge(args: argparse.Namespace) -> int:
         print(f"prosfi model merge: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        print(f"prosfi model merge: cannot load or write a model: {first[:300]}", file=sys.stderr)
+        print(f"prosfi model merge: cannot load or write a model: {_first_line(exc)}", file=sys.stderr)
         return 2
     print(f"merged model saved to {out} (prosfi eval --model {out} --engine vllm ... loads it)")
     return 0
@@ -79,8 +83,7 @@ def _smollm2(args: argparse.Namespace) -> int:
         print(f"prosfi model smollm2: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        print(f"prosfi model smollm2: cannot read the GGUF or write the model: {first[:300]}", file=sys.stderr)
+        print(f"prosfi model smollm2: cannot read the GGUF or write the model: {_first_line(exc)}", file=sys.stderr)
         return 2
     print(f"SmolLM2-135M-Instruct saved to {out} (prosfi eval --model {out} ... loads it)")
     return 0
