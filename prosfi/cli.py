@@ -12,6 +12,8 @@ import os
 import sys
 import warnings
 
+from prosfi.usage import UsageError
+
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("prosfi.verify.cli", "verify step entailments from a JSONL file"),
@@ -68,11 +70,13 @@ def main(argv: list[str] | None = None) -> int:
 
         refusal = clobbered_input(args)  # before any work: an output that is an input would be destroyed
         if refusal is not None:
-            print(f"prosfi {name}: {refusal}", file=sys.stderr)
-            return 2
+            raise UsageError(refusal)
         quiet_library_noise()
         _one_line_warnings()
         return int(module.run(args) or 0)
+    except UsageError as exc:  # raised by any command for a usage mistake: one line, exit 2
+        print(f"prosfi {name}: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:  # Ctrl-C outside a stage that saves on it (prosfi train does): one line
         print(f"\nprosfi {name}: interrupted", file=sys.stderr)
         return 130

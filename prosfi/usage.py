@@ -11,6 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
+class UsageError(ValueError):
+    """A mistake in how a command was called (a bad flag value, a missing input file, an output that cannot
+    be written): `prosfi`'s entry point prints it as one line, `prosfi CMD: message`, and exits 2. Raise it
+    instead of printing and returning 2, so every command answers a usage mistake the same way."""
+
+
 def check_model_path(model: str, flag: str = "--model") -> None:
     """ValueError for a --model that names a local folder which is not there (a hub id passes)."""
     if os.path.exists(model):

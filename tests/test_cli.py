@@ -49,3 +49,23 @@ def test_a_reader_that_leaves_early_is_no_traceback(tmp_path):
     )
     assert proc.stdout.count("\n") == 1 and '"verdict": "valid"' in proc.stdout
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+
+
+def test_a_usage_error_raised_by_a_command_is_one_line_and_exit_2(monkeypatch, capsys):
+    """Commands raise prosfi.usage.UsageError for a usage mistake; the entry point alone prints and exits."""
+    import types
+
+    from prosfi.usage import UsageError
+
+    fake = types.ModuleType("prosfi_fake_cmd")
+    fake.add_arguments = lambda parser: parser.add_argument("--n", type=int, default=1)
+
+    def run(args):
+        raise UsageError(f"--n must be > 1, got {args.n}")
+
+    fake.run = run
+    monkeypatch.setitem(sys.modules, "prosfi_fake_cmd", fake)
+    monkeypatch.setitem(COMMANDS, "fake", ("prosfi_fake_cmd", "a command that refuses its input"))
+    assert main(["fake", "--n", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err == "prosfi fake: --n must be > 1, got 0\n"
