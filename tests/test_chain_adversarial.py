@@ -166,9 +166,9 @@ def _uncertain_hacks():
         out.append(("first-step-only", p, gold[:1]))
         if len(gold) > 1:
             out.append(("partial-derivation", p, gold[:-1]))
-        from prosfi.data.fol_proof import relevant_premises
+        from prosfi.logic.relevance import relevant_premises
 
-        relevant, _ = relevant_premises(p)
+        relevant, _ = relevant_premises(p.goal, list(p.premise_map.items()))
         for pid, text in p.premise_map.items():
             if pid not in relevant and text.startswith("∀ x,"):  # a rule that does not bear on the goal
                 inst = text[len("∀ x, "):].replace(" x", f" {subject}")
