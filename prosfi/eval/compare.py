@@ -21,7 +21,7 @@ import numpy as np
 COMPARED = ("accuracy", "reward_hit")
 
 
-def _per_problem(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def per_problem(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """problem id -> {"group": (source, difficulty), "accuracy": mean, "reward_hit": mean}."""
     acc: dict[str, list] = defaultdict(lambda: [None, 0, 0.0, 0.0])
     for r in records:
@@ -74,7 +74,7 @@ def compare(dirs: Sequence[str | Path], n_boot: int = N_BOOT, seed: int = 0) -> 
         summary["label"] = label
         runs.append({"dir": str(d), "label": label, "summary": summary})
         skipped: list = []
-        tables.append(_per_problem(read_records(d, skipped)))
+        tables.append(per_problem(read_records(d, skipped)))
         if skipped:
             from prosfi.jsonl import skipped_note
 

@@ -51,7 +51,7 @@ from prosfi.logic.ast import (
     Var,
     Xor,
 )
-from prosfi.verify.ground import MAX_MS, MAX_NODES, OverBudget, _columns
+from prosfi.verify.ground import MAX_MS, MAX_NODES, OverBudget, truth_columns
 from prosfi.verdict import Status, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -301,7 +301,7 @@ def prove(premises: Sequence[Formula], conclusion: Formula, signature: "Signatur
         if False in grounded:
             unsat = True
         else:
-            cols, full = _columns(n)
+            cols, full = truth_columns(n)
             rows = full
             try:
                 for g in grounded:
