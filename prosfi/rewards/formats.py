@@ -110,6 +110,11 @@ def format_for(mode: str) -> CompletionFormat:
     return get_format(name)
 
 
+def mode_names() -> tuple[str, ...]:
+    """Every reward mode, in `MODE_FORMATS` order (read at call time: a format registered later adds its own)."""
+    return tuple(MODE_FORMATS)
+
+
 def modes_of(name: str) -> tuple[str, ...]:
     """The reward modes that select the format `name`, in `MODE_FORMATS` order."""
     return tuple(m for m, f in MODE_FORMATS.items() if f == name)
@@ -130,5 +135,5 @@ def register_format(fmt: CompletionFormat, modes: Sequence[str]) -> CompletionFo
     return fmt
 
 
-__all__ = ["DEFAULT_FORMAT", "MODE_FORMATS", "CompletionFormat", "format_for", "get_format", "modes_of",
-           "register_format"]
+__all__ = ["DEFAULT_FORMAT", "MODE_FORMATS", "CompletionFormat", "format_for", "get_format", "mode_names",
+           "modes_of", "register_format"]

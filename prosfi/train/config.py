@@ -291,12 +291,12 @@ def validate(script_args: Any) -> None:
     if not 0.0 <= script_args.sft_careless_fraction <= 1.0:
         raise ValueError(f"sft_careless_fraction: between 0 and 1, got {script_args.sft_careless_fraction}")
     try:
-        from prosfi.rewards.formats import MODE_FORMATS, format_for
+        from prosfi.rewards.formats import format_for, mode_names
     except ImportError:
-        MODE_FORMATS = None
-    if MODE_FORMATS is not None:
-        if script_args.reward_mode not in MODE_FORMATS:
-            raise ValueError(f"reward_mode: {script_args.reward_mode!r} is not one of {', '.join(MODE_FORMATS)}")
+        mode_names = None
+    if mode_names is not None:
+        if script_args.reward_mode not in mode_names():
+            raise ValueError(f"reward_mode: {script_args.reward_mode!r} is not one of {', '.join(mode_names())}")
         fmt = format_for(script_args.reward_mode)
         if script_args.sft and not fmt.gold_traces:
             raise ValueError(f"sft: the gold traces are in the steps format, not the {fmt.title} one; set sft: false "
