@@ -166,7 +166,7 @@ class _Scored:
 
 class DirectLeanReward:
     """TRL reward callable (`__name__` "<mode>_reward", e.g. "direct_lean_reward"; its metrics and completions
-column are named after the mode too); owns a REPL pool until `close()`."""
+    column are named after the mode too); owns a REPL pool until `close()`."""
 
     def __init__(self, reward_config, lean_config: LeanConfig | None = None, audit_path: str | None = None,
                  pool=None):

@@ -96,7 +96,8 @@ def get_format(name: str) -> CompletionFormat:
     hit = _LOADED.get(name)
     if hit is None:
         if name not in _REGISTRY:
-            raise ValueError(f"unknown completion format {name!r}; known: {', '.join(dict.fromkeys([*_REGISTRY, *_LOADED]))}")
+            known = ", ".join(dict.fromkeys([*_REGISTRY, *_LOADED]))
+            raise ValueError(f"unknown completion format {name!r}; known: {known}")
         module, cls = _REGISTRY[name]
         hit = _LOADED[name] = getattr(importlib.import_module(module), cls)()
     return hit
