@@ -127,7 +127,7 @@ def object_end(s: str) -> int | None:
     return None
 
 
-def completion_text(steps: Sequence[dict[str, Any]], answer: str, head: str = THINK) -> str:
+def write_completion(steps: Sequence[dict[str, Any]], answer: str, head: str = THINK) -> str:
     """The completion: `head` (the think block and `<steps>`), the step array, the answer."""
     body = ",\n".join(step_text(s) for s in steps)
     return f"{head}[{body}]\n</steps>\n<answer>{answer}</answer>"
@@ -233,7 +233,7 @@ class HFProposer:
         return read_step(self._sample(text, 1, self.max_step_tokens, _step_done)[0], domain_for(problem))
 
     def answer(self, problem: Problem, steps: Sequence[dict[str, Any]]) -> str:
-        head = completion_text(steps, "", self.head(problem)).rsplit("<answer>", 1)[0] + "<answer>"
+        head = write_completion(steps, "", self.head(problem)).rsplit("<answer>", 1)[0] + "<answer>"
         text = self._sample(self._prompt(problem) + head, 1, self.max_answer_tokens, lambda t: "</answer>" in t)[0]
         return text.split("</answer>", 1)[0].strip()
 
@@ -381,7 +381,7 @@ def search(problem: Problem, proposer: StepProposer, prm, verifier, config: Sear
     res.answer = proposer.answer(problem, best.steps)
     res.propose_s += time.perf_counter() - t
     head = getattr(proposer, "head", None)
-    res.completion = completion_text(best.steps, res.answer, head(problem) if callable(head) else THINK)
+    res.completion = write_completion(best.steps, res.answer, head(problem) if callable(head) else THINK)
     res.total_s = time.perf_counter() - t0
     return res
 
@@ -449,9 +449,9 @@ __all__ = [
     "SearchConfig",
     "SearchResult",
     "StepProposer",
-    "completion_text",
     "cost_report",
     "object_end",
     "read_step",
     "search",
+    "write_completion",
 ]
