@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from prosfi.chain import ChainBatch, ChainCheck, ChainConfig, Formulas
-from prosfi.chain.shape import TOO_MANY, facts, is_fact
+from prosfi.chain.facts import TOO_MANY, facts, is_fact
 from prosfi.data.problem import Problem
 from prosfi.logic import parse
 from prosfi.trace.answer import parse_answer
@@ -194,7 +194,7 @@ def test_uncertain_exclude_leaves_uncertain_problems_out_of_training_sets():
     assert len(problems) == 12 and all(p.answer_label != "Uncertain" for p in problems)
 
 
-# ---------------------------------------------------------------- properties of the shape helpers
+# ---------------------------------------------------------------- properties of the fact-counting helpers (chain.facts)
 def _formulas():
     from hypothesis import strategies as st
 
@@ -215,7 +215,7 @@ def test_facts_is_zero_exactly_for_tautologies_and_countermodels_are_real():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from prosfi.chain.shape import small_countermodel
+    from prosfi.chain.facts import small_countermodel
 
     @settings(max_examples=300, deadline=None)
     @given(_formulas(), st.lists(_formulas(), max_size=3))

@@ -153,7 +153,7 @@ def test_a_bundle_disguised_by_shared_binder_names_is_counted(verifier):
     ("(∀ x, x = a) ∨ (∀ x, ¬ (x = a)) ∨ (Q a ∧ Q b)", 2),
 ])
 def test_facts_do_not_conflate_binders_that_share_a_name(text, at_least):
-    from prosfi.chain.shape import facts
+    from prosfi.chain.facts import facts
 
     assert facts(parse(text)) >= at_least
     assert facts(parse("∀ x, P x ∨ ¬ P x ∨ Q a")) == 0  # one binder: a real tautology

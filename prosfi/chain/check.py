@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from prosfi.chain.config import ChainConfig
+from prosfi.chain.facts import facts, is_fact, is_literal, literals, quantified, small_countermodel
 from prosfi.chain.result import REJECTED, ChainResult, StepResult
-from prosfi.chain.shape import facts, is_fact, is_literal, literals, quantified, small_countermodel
 from prosfi.chain.uncertain import GoalScope, goal_scope
 from prosfi.data.problem import Problem
 from prosfi.logic import FormulaError, canonical, parse
@@ -32,8 +32,8 @@ class Parsed(NamedTuple):
     canonical: str | None  # None when the text does not parse
     symbols: frozenset[str]  # predicate, function and constant names
     error: str  # why it does not parse, else ""
-    literal: bool  # an atom or a negated atom (never a tautology, see `shape.is_literal`)
-    facts: int = 0  # clauses of its CNF (`shape.facts`)
+    literal: bool  # an atom or a negated atom (never a tautology, see `facts.is_literal`)
+    facts: int = 0  # clauses of its CNF (`facts.facts`)
     literals: frozenset[str] = frozenset()  # canonical forms of its literal conjuncts
     predicates: frozenset[str] = frozenset()
     constants: frozenset[str] = frozenset()
@@ -84,7 +84,7 @@ class Formulas:
 
     def unused_candidates(self, cited: tuple[tuple[str, str], ...], conclusion: str) -> tuple[str, ...]:
         """Citations (id, text) whose removal must go to the verifier: those where the rest has no
-        one-element countermodel (`shape.small_countermodel`). Memoised: a group repeats its steps."""
+        one-element countermodel (`facts.small_countermodel`). Memoised: a group repeats its steps."""
         key = (cited, conclusion)
         hit = self._countermodels.get(key)
         if hit is None:

@@ -1,6 +1,6 @@
 """What a formula is made of, and substitution: the syntactic queries the gold derivations
 (`prosfi.data.fol_proof`), the PRM's counterfactual steps (`prosfi.domains.logic.perturbations`)
-and the chain guards (`prosfi.chain.shape`) share, so each walks formulas one way.
+and the chain guards (`prosfi.chain.facts`) share, so each walks formulas one way.
 
     substitute(f, var, const)   every free `var` replaced by the constant
     rename_free(f, old, new)    the free variable `old` renamed `new`
