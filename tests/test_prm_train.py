@@ -153,7 +153,7 @@ def test_pairwise_prm_trains_on_cpu_and_scores_sigma_of_the_head(tiny, tmp_path)
     import torch
 
     context, step = items[0][0], items[0][2]
-    from prosfi.prm.format import pairwise_text
+    from prosfi.prm.inputs import pairwise_text
 
     text = "".join(pairwise_text(context, items[0][1], step))
     ids = prm.tokenizer(text, add_special_tokens=False, return_tensors="pt")["input_ids"]

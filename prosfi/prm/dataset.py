@@ -160,7 +160,7 @@ def step_examples(records: Iterable[dict[str, Any]], dedupe: bool = True) -> Ite
 
 def sft_rows(records: Iterable[dict[str, Any]], dedupe: bool = True) -> list[dict[str, Any]]:
     """Conversational prompt/completion rows for TRL's SFTTrainer (loss on the label word only)."""
-    from prosfi.prm.format import judge_messages, label_message
+    from prosfi.prm.inputs import judge_messages, label_message
 
     return [{"prompt": judge_messages(r["prompt"], r["steps"][:k], r["steps"][k]),
              "completion": label_message(bool(r["labels"][k]))} for r, k in step_examples(records, dedupe)]

@@ -439,7 +439,7 @@ def read_steps(problem: Problem, solution: str) -> list[AnnotatedStep]:
 def label_solution(problem: Problem, completion: str, **provenance: Any) -> dict[str, Any]:
     """The labelled record of one GSM8K-style solution (see the module docstring for the keys)."""
     from prosfi.domains import domain_for
-    from prosfi.prm.format import step_text
+    from prosfi.prm.inputs import step_text
 
     error = None
     try:

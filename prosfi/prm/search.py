@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 from prosfi.data.problem import Problem
 from prosfi.jsonl import loads
-from prosfi.prm.format import step_text
+from prosfi.prm.inputs import step_text
 
 MODES = ("both", "prm", "verifier")
 THINK = "<think>\n</think>\n<steps>\n"
@@ -391,7 +391,7 @@ def _tokens(prm, items) -> int:
     tok = getattr(prm, "tokenizer", None)
     if tok is None:
         return 0
-    from prosfi.prm.format import pairwise_text
+    from prosfi.prm.inputs import pairwise_text
 
     return sum(len(tok("".join(pairwise_text(*item)), add_special_tokens=False)["input_ids"]) for item in items)
 

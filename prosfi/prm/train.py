@@ -115,7 +115,7 @@ def pairwise_dataset(path: str, tokenizer, prompts: dict[str, str], limit: int =
     file's records when already read)."""
     from datasets import Dataset
 
-    from prosfi.prm.format import pairwise_text
+    from prosfi.prm.inputs import pairwise_text
 
     rows = []
     for pair in read_records(path, needs=PAIR_FIELDS) if pairs is None else pairs:
