@@ -8,7 +8,7 @@ import math
 import pytest
 
 from prosfi.domains import get_domain
-from prosfi.domains.logic.ground import Groundedness
+from prosfi.domains.logic.gold_path import Groundedness
 from prosfi.domains.logic.perturbations import csp_candidates, next_grounded_step
 from prosfi.prm.search import (
     HFProposer,

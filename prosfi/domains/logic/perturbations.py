@@ -7,7 +7,7 @@ conjunctions or disjunctions of literals) instantiated on the problem's constant
 against known literals (ground premises and prefix conclusions):
 - **wrong_operand**: the same rule as `chosen` on another constant (through a look-alike fact);
 - **wrong_principle**: another rule (typically a distractor) applied to the same constant and facts.
-`twins` keeps the candidates that are ungrounded (`prosfi.domains.logic.ground`), one per conclusion;
+`twins` keeps the candidates that are ungrounded (`prosfi.domains.logic.gold_path`), one per conclusion;
 the PRM tools then keep those the reward's chain check finds `valid` as the last step of
 `prefix + [candidate]` where `chosen` is valid too.
 
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from prosfi.data.problem import Problem
-from prosfi.domains.logic.ground import Groundedness, canonical_text
+from prosfi.domains.logic.gold_path import Groundedness, canonical_text
 from prosfi.logic import syntax
 
 KINDS = ("wrong_operand", "wrong_principle", "natural")  # the pair kinds of logic problems
