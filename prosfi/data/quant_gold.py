@@ -20,7 +20,7 @@ from typing import Any
 from prosfi.data.problem import Problem
 from prosfi.quant.units import json_number
 
-# Used only if prosfi.quant.grounding (the chain rules' list) cannot be imported.
+# Used only if prosfi.quant.licensed (the chain rules' list) cannot be imported.
 FALLBACK_CONSTANTS = frozenset(Fraction(n) for n in (0, 1, 2, Fraction(1, 2)))
 MAX_STEPS = 24
 MAX_OPS = 4  # the chain rules' limits (prosfi.domains.quantity)
@@ -29,7 +29,7 @@ _ATTEMPTS = 48
 
 
 def constant_context(problem: Problem) -> str:
-    """The text a unit-factor constant must find its context in (`prosfi.quant.grounding`): the question and
+    """The text a unit-factor constant must find its context in (`prosfi.quant.licensed`): the question and
     the givens' texts, then each unit field (givens, target, answer) on its own line after a `|`, so a unit
     symbol counts there but not inside a word ("Janet's" names no seconds)."""
     target = problem.target or {}
@@ -43,9 +43,9 @@ def constant_context(problem: Problem) -> str:
 
 def allowed_constants(problem: Problem | None = None) -> frozenset[Fraction]:
     """The literals a chain for `problem` may use without citing a given: the chain rules' list
-    (`prosfi.quant.grounding`), unit factors only where the problem names what they convert."""
+    (`prosfi.quant.licensed`), unit factors only where the problem names what they convert."""
     try:
-        from prosfi.quant.grounding import ALLOWED_CONSTANTS, allowed_constant
+        from prosfi.quant.licensed import ALLOWED_CONSTANTS, allowed_constant
     except ImportError:  # pragma: no cover - the list ships with prosfi.quant
         return FALLBACK_CONSTANTS
     context = None if problem is None else constant_context(problem)
@@ -156,7 +156,7 @@ class GoldChain:
                            if _role(problem.question, g) == "difference"}
         self.constants = allowed_constants(problem)
         try:
-            from prosfi.quant.grounding import licensed_factors
+            from prosfi.quant.licensed import licensed_factors
 
             self.multiples = licensed_factors(constant_context(problem))
         except ImportError:  # pragma: no cover

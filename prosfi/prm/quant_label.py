@@ -11,7 +11,7 @@ confusion that no reading resolves (`$80 + 25` with 25 the written number of "25
 
 Validity is not groundedness. A separate per-step `grounded` flag with its reason records operand
 provenance: a literal that is neither a given, an earlier result nor a listed constant
-(`prosfi.quant.grounding`) is an invented number; the step can still be arithmetically valid. That gap
+(`prosfi.quant.licensed`) is an invented number; the step can still be arithmetically valid. That gap
 (executable but ungrounded, or valid but the wrong principle) is what a groundedness PRM has to learn.
 
 Exports: TRL stepwise (`prompt`, `completions`, `labels`), FoVer (`solution_steps`, `error_labels`, True =

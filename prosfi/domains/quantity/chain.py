@@ -8,7 +8,7 @@ by what it claims.
   re-assignments of all the givens (exact rationals; a literal read from a given moves with it). A step whose
   value never moves is a constant built from nothing, however it was laundered; a step identically equal to a
   given or an earlier step restates it, however detoured; a step that is a constant multiple of a given or an
-  earlier step must have that multiple stated by the problem (`prosfi.quant.grounding.MULTIPLE_WORDS`, unit
+  earlier step must have that multiple stated by the problem (`prosfi.quant.licensed.MULTIPLE_WORDS`, unit
   factors), and a constant offset must be written in the step itself.
 - The answer is established once: the chain's recomputed final value against the gold, in the gold's unit,
   with the problem's one tolerance.
@@ -36,7 +36,7 @@ from prosfi.quant import QuantError, Tolerance, close_enough, evaluate, parse_ex
 from prosfi.quant.check import compute
 from prosfi.quant.evaluate import CONSTANTS
 from prosfi.quant.expr import BinOp, Call, Expr, Name, Num, Unary, fraction_literals
-from prosfi.quant.grounding import (ALLOWED_CONSTANTS, allowed_constant, is_licensed_multiple, is_licensed_offset,
+from prosfi.quant.licensed import (ALLOWED_CONSTANTS, allowed_constant, is_licensed_multiple, is_licensed_offset,
                                     mentions_word, multiple_word)
 from prosfi.quant.tolerance import relative_ok
 from prosfi.quant.units import Value, format_number, format_value, parse_number, unit_info
