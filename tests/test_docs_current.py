@@ -1,6 +1,7 @@
 """Issue 27, "the docs are current": eval.md's --data table has a row for every source `load_source` accepts,
 physics:demo evaluates the quantity demo's task on fresh draws, prm.md's quick start trains the policy for the
-steps its text says, benchmarks.md names the script its timings come from, and layout.md lists every module in layer order."""
+steps its text says, benchmarks.md names the script its timings come from, and layout.md lists every module
+in layer order."""
 
 from __future__ import annotations
 
