@@ -243,7 +243,19 @@ def _show(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
 
 
-__all__ = ["ALLOWED_CONSTANTS", "CONCEPT_WORDS", "CONSTANT_CONTEXT", "MAX_FACTORS", "MULTIPLE_WORDS", "OFFSET_WORDS",
-           "is_licensed_offset", "mentions_word",
-           "allowed_constant", "concepts", "constants_table", "is_licensed_multiple", "licensed_factors",
-           "multiple_word"]
+__all__ = [
+    "ALLOWED_CONSTANTS",
+    "CONCEPT_WORDS",
+    "CONSTANT_CONTEXT",
+    "MAX_FACTORS",
+    "MULTIPLE_WORDS",
+    "OFFSET_WORDS",
+    "allowed_constant",
+    "concepts",
+    "constants_table",
+    "is_licensed_multiple",
+    "is_licensed_offset",
+    "licensed_factors",
+    "mentions_word",
+    "multiple_word",
+]
