@@ -20,6 +20,7 @@ import pytest
 import prosfi
 from prosfi import domains
 from prosfi.chain import ChainResult, StepResult
+from prosfi.data import problem as problem_module
 from prosfi.data.problem import Problem
 from prosfi.domains import Domain, EvalColumn, domain_for, register
 from prosfi.jsonl import loads
@@ -189,7 +190,7 @@ def tally(pid: str, *values: int) -> Problem:
 def toy(monkeypatch):
     """The toy domain registered for one test; the registry is restored after it."""
     monkeypatch.setattr(domains, "_LOADED", dict(domains._LOADED))
-    monkeypatch.setattr(domains, "KIND_DOMAINS", dict(domains.KIND_DOMAINS))
+    monkeypatch.setattr(problem_module, "KINDS", dict(problem_module.KINDS))
     return register(TallyDomain())
 
 
@@ -261,7 +262,7 @@ ALLOWED: set[tuple[str, str]] = set()
 def _names() -> set[str]:
     """What only a domain may spell: its kinds, its name and its eval columns' names and headings."""
     columns = domains.eval_columns()
-    return (set(domains.KIND_DOMAINS) | set(domains.domain_names()) | {c.metric for c in columns}
+    return (set(problem_module.KINDS) | set(domains.domain_names()) | {c.metric for c in columns}
             | {c.record for c in columns} | {c.heading for c in columns})
 
 

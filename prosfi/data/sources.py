@@ -362,7 +362,8 @@ class FolSettings:
                                                       "extra 10-14", "choices": FOL_DIFFICULTIES})
     count: int = field(default=100, metadata={"help": "problems (labels True/False/Uncertain in turn)"})
     seed: int = field(default=0, metadata={"help": "random seed"})
-    verify: bool = field(default=True, metadata={"help": "skip confirming every label with the verifier"})
+    verify: bool = field(default=True, metadata={"help": "confirm every label with the verifier before writing",
+                                                 "off": "skip confirming every label with the verifier"})
     backends: str = field(default="z3", metadata={"help": "verifier backends for the label check"})
 
 
