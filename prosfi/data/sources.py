@@ -758,8 +758,8 @@ for _source in (
     DataSource("toy", "the CPU demo's toy rule chains; eval draws from the share training never draws from",
                LOGIC_TF, settings=ToySettings, write=_toy_write, spec="toy toy:1..3 toy:2,shuffled",
                read_spec=_toy_spec, train=_toy_train, difficulty_help="rules per chain, e.g. '1-3'"),
-    DataSource("gsm8k", "GSM8K's public JSONL (question / answer with <<expr=value>> and #### N), gold chains "
-               "from its equations", ("quantity",), settings=GSM8KSettings, write=_gsm8k_write, spec="gsm8k:FILE",
+    DataSource("gsm8k", "GSM8K's public JSONL (question / answer with `<<expr=value>>` and `#### N`), gold "
+               "chains from its equations", ("quantity",), settings=GSM8KSettings, write=_gsm8k_write, spec="gsm8k:FILE",
                read_spec=_gsm8k_spec, train=_gsm8k_train, file=True, needs_path=True,
                path_hint="GSM8K's train split is grade_school_math/data/train.jsonl in "
                "github.com/openai/grade-school-math (MIT); copy it there or give its path as dataset_path"),

@@ -290,7 +290,7 @@ def validate(script_args: Any) -> None:
     from prosfi.data import sources
 
     try:
-        source = sources.get(script_args.dataset, "train", what="dataset")
+        source = sources.get(script_args.dataset, "train", what="name")
     except sources.SpecError as exc:
         raise ValueError(f"dataset: {exc}") from None
     if source.needs_path and not script_args.dataset_path:

@@ -40,7 +40,7 @@ def dataset_source(name: str):
     from prosfi.data import sources
 
     try:
-        return sources.get(name, "train", what="dataset")
+        return sources.get(name, "train", what="name")
     except sources.SpecError as exc:
         raise ValueError(f"dataset: {exc}") from None
 
