@@ -737,14 +737,14 @@ LOGIC_TF = ("true_false_uncertain",)
 for _source in (
     DataSource("jsonl", "a problems JSONL (`prosfi data ...` output); group (problem.source, difficulty)",
                spec="PATH.jsonl jsonl:PATH", read_spec=_jsonl_spec, train=_jsonl_train, file=True, needs_path=True),
-    DataSource("kk", "Knights & Knaves, generated (seeded); `prosfi data kk --hub` loads K-and-K/knights-and-knaves",
+    DataSource("kk", "Knights & Knaves puzzles: generate (seeded) or load from the hub (`prosfi data kk --hub`)",
                ("assignment",), settings=KKSettings, write=_kk_write, spec="kk:2..8 kk:3 kk:2,4",
                read_spec=_kk_spec, train=_kk_train, difficulty_help="people per puzzle, e.g. '2' or '3-5'"),
     DataSource("fol", "ProverQA-style problems from the offline generator, by difficulty (easy medium hard extra)",
                LOGIC_TF, ("proverqa_gen",), settings=FolSettings, write=_fol_write,
                spec="fol:hard fol:easy,medium fol:easy..extra fol:all", read_spec=_fol_spec, train=_fol_train,
                difficulty_help="easy, medium or hard"),
-    DataSource("proverqa", "ProverQA dev splits (opendatalab/ProverQA) from the hub or a local copy",
+    DataSource("proverqa", "ProverQA from the hub (opendatalab/ProverQA) or a local copy; its dev splits for eval",
                LOGIC_TF, ("proverqa_hub",), settings=ProverQASettings, write=_proverqa_write,
                spec="proverqa:hard=FILE proverqa:hard", read_spec=_proverqa_spec, train=_proverqa_train, file=True,
                offline=False, difficulty_help="the split: easy, medium or hard"),
@@ -755,22 +755,23 @@ for _source in (
                spec="rgkk:2..7 rgkk:3", read_spec=_rgkk_spec),
     DataSource("folio", "FOLIO JSONL (premises-FOL / conclusion-FOL / label)", LOGIC_TF, spec="folio:FILE",
                read_spec=_folio_spec),
-    DataSource("toy", "the CPU demo's toy rule chains; eval draws from the share training never draws from",
+    DataSource("toy", "the CPU demo's toy rule chains (prosfi.data.toy); eval draws from the share training never draws from",
                LOGIC_TF, settings=ToySettings, write=_toy_write, spec="toy toy:1..3 toy:2,shuffled",
                read_spec=_toy_spec, train=_toy_train, difficulty_help="rules per chain, e.g. '1-3'"),
-    DataSource("gsm8k", "GSM8K's public JSONL (question / answer with `<<expr=value>>` and `#### N`), gold "
-               "chains from its equations", ("quantity",), settings=GSM8KSettings, write=_gsm8k_write, spec="gsm8k:FILE",
+    DataSource("gsm8k", "GSM8K in its public JSONL format (question / answer with `<<expr=value>>` and "
+               "`#### N`) -> quantity problems with gold chains", ("quantity",), settings=GSM8KSettings, write=_gsm8k_write, spec="gsm8k:FILE",
                read_spec=_gsm8k_spec, train=_gsm8k_train, file=True, needs_path=True,
                path_hint="GSM8K's train split is grade_school_math/data/train.jsonl in "
                "github.com/openai/grade-school-math (MIT); copy it there or give its path as dataset_path"),
-    DataSource("physics", "physics problems with units, generated offline (easy medium hard; demo: the quantity "
-               "CPU demo's task)", ("quantity",), settings=PhysicsSettings, write=_physics_write,
+    DataSource("physics", "physics problems with units (kinematics, energy, circuits, gas law), generated "
+               "offline (easy medium hard; demo: the quantity CPU demo's task)", ("quantity",), settings=PhysicsSettings, write=_physics_write,
                spec="physics:easy physics:easy,medium,hard physics:demo", read_spec=_physics_spec,
                train=_physics_train, difficulty_help="easy, medium, hard or a comma list"),
     DataSource("gsm_symbolic", "GSM-Symbolic templates through reasoning-gym (answers checked)", ("quantity",),
                settings=GSMSymbolicSettings, write=_gsms_write, spec="gsm_symbolic:N", read_spec=_gsms_spec,
                train=_gsms_train, offline=False),
-    DataSource("scibench", "SciBench's public JSON (problem_text / answer_number / LaTeX unit); no gold chains",
+    DataSource("scibench", "SciBench in its public JSON format (problem_text / answer_number / LaTeX unit; "
+               "evaluation, no gold chains)",
                ("quantity",), settings=SciBenchSettings, write=_scibench_write, spec="scibench:FILE",
                read_spec=_scibench_spec),
 ):
