@@ -617,7 +617,7 @@ def _gsm8k_write(s: GSM8KSettings) -> Loaded:
 
 
 def _gsm8k_spec(a: SpecArgs) -> Loaded:
-    _spec_file(a, "gsm8k", numbers=True)
+    _spec_file(a, "gsm8k")
     out = _gsm8k_load(a.arg, a.limit)
     out.tail = ""
     return out
@@ -725,7 +725,7 @@ def _scibench_write(s: SciBenchSettings) -> Loaded:
 def _scibench_spec(a: SpecArgs) -> Loaded:
     from prosfi.data.scibench import load_scibench
 
-    _spec_file(a, "scibench", numbers=True)
+    _spec_file(a, "scibench")
     skipped: list = []
     problems = load_scibench(a.arg, limit=a.limit, skipped=skipped)
     return Loaded(skipped=_skipped(skipped)).add(None, problems)

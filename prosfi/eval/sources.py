@@ -43,9 +43,11 @@ from prosfi.data.sources import SpecError, folio_label_notes
 
 
 def _spec_help() -> str:
-    """`--data`'s help: every source's spec forms and what it is, from the registry."""
-    parts = [f"{' or '.join(s.spec.split())} ({s.help})" for s in registry.SOURCES.values() if s.read_spec]
-    return "problem source, repeatable: " + "; ".join(parts)
+    """`--data`'s help: every registered source's spec forms and the aliases (docs/eval.md says what each is)."""
+    forms = [form for s in registry.SOURCES.values() if s.read_spec for form in s.spec.split()]
+    aliases = [f"{alias} = {name}" for alias, name in registry.ALIASES.items()]
+    return (f"problem source, repeatable: {' '.join(forms)}" + (f" (aliases: {', '.join(aliases)})" if aliases else "")
+            + "; docs/eval.md, Problem sources")
 
 
 SPEC_HELP = _spec_help()
