@@ -109,6 +109,8 @@ class DataSource:
     column: str | None = None
     difficulty_help: str = ""  # what `dataset_difficulty` means for this source (recipes)
     path_hint: str = ""  # where to get the file a recipe's `dataset_path` must name
+    level: str = "difficulty"  # what an eval group's difficulty counts (plots' x axis): people for K&K
+    widen: str = ""  # a small generated space: what a wider dataset_difficulty means (preflight's hint)
 
     @property
     def uses(self) -> tuple[str, ...]:
@@ -178,6 +180,14 @@ def settings_fields(cls: type) -> list[tuple[str, Any, Any, dict]]:
             tp = args[0]
         out.append((f.name, tp, f.default, dict(f.metadata)))
     return out
+
+
+def level_name(column: str) -> str:
+    """What the difficulty of an eval group whose source column is `column` counts ("people" for K&K)."""
+    for s in SOURCES.values():
+        if s.group_name == column:
+            return s.level
+    return "difficulty"
 
 
 def sources_table() -> str:
@@ -739,7 +749,8 @@ for _source in (
                spec="PATH.jsonl jsonl:PATH", read_spec=_jsonl_spec, train=_jsonl_train, file=True, needs_path=True),
     DataSource("kk", "Knights & Knaves puzzles: generate (seeded) or load from the hub (`prosfi data kk --hub`)",
                ("assignment",), settings=KKSettings, write=_kk_write, spec="kk:2..8 kk:3 kk:2,4",
-               read_spec=_kk_spec, train=_kk_train, difficulty_help="people per puzzle, e.g. '2' or '3-5'"),
+               read_spec=_kk_spec, train=_kk_train, difficulty_help="people per puzzle, e.g. '2' or '3-5'", level="people",
+               widen="people counts, e.g. '2-4'"),
     DataSource("fol", "ProverQA-style problems from the offline generator, by difficulty (easy medium hard extra)",
                LOGIC_TF, ("proverqa_gen",), settings=FolSettings, write=_fol_write,
                spec="fol:hard fol:easy,medium fol:easy..extra fol:all", read_spec=_fol_spec, train=_fol_train,
@@ -750,9 +761,9 @@ for _source in (
                offline=False, difficulty_help="the split: easy, medium or hard"),
     DataSource("kkhub", "K&K in the hub's JSONL format (K-and-K/knights-and-knaves): a local file, or a number "
                "for that test file", ("assignment",), ("kk_hub",), spec="kkhub:FILE kkhub:3",
-               read_spec=_kkhub_spec, column="kk_hub"),
+               read_spec=_kkhub_spec, column="kk_hub", level="people"),
     DataSource("rgkk", "reasoning-gym's knights_knaves, in each puzzle's own role words", ("assignment",),
-               spec="rgkk:2..7 rgkk:3", read_spec=_rgkk_spec),
+               spec="rgkk:2..7 rgkk:3", read_spec=_rgkk_spec, level="people"),
     DataSource("folio", "FOLIO JSONL (premises-FOL / conclusion-FOL / label)", LOGIC_TF, spec="folio:FILE",
                read_spec=_folio_spec),
     DataSource("toy", "the CPU demo's toy rule chains (prosfi.data.toy); eval draws from the share training never draws from",
@@ -779,4 +790,4 @@ for _source in (
 del _source
 
 __all__ = ["ALIASES", "SOURCES", "DataSource", "Loaded", "SpecArgs", "SpecError", "TrainDraw", "folio_label_notes",
-           "get", "known_names", "names", "register", "resolve_name", "settings_fields", "sources_table"]
+           "get", "known_names", "level_name", "names", "register", "resolve_name", "settings_fields", "sources_table"]

@@ -110,9 +110,9 @@ def _generated_sets(script: Any, sft_only: bool) -> list[str]:
     from prosfi.train.sft import sft_problems
 
     def hint(key: str) -> str:
-        if _source(script).name == "kk":  # a small space: ~400 distinct 2-person puzzles
-            return (f"lower {key} or widen dataset_difficulty (people counts, e.g. '2-4'; "
-                    f"now {script.dataset_difficulty!r})")
+        widen = _source(script).widen  # a small space: ~400 distinct 2-person K&K puzzles
+        if widen:
+            return f"lower {key} or widen dataset_difficulty ({widen}; now {script.dataset_difficulty!r})"
         return f"lower {key}"
 
     if script.dataset_size == REST:
