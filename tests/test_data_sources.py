@@ -208,3 +208,8 @@ def test_every_kind_is_read_by_the_domain_it_names():
         assert domain.name == name and kind in domain.kinds
     for s in sources.SOURCES.values():  # every source yields known kinds
         assert set(s.kinds) <= set(KINDS), s.name
+
+
+def test_what_an_eval_group_counts_comes_from_its_source():
+    assert [sources.level_name(c) for c in ("kk", "kk_hub", "rgkk", "fol", "physics", "my_file")] == [
+        "people", "people", "people", "difficulty", "difficulty", "difficulty"]

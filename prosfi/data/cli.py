@@ -12,7 +12,9 @@
     prosfi data gold problems.jsonl -o gold.jsonl [--sft]
     prosfi data prompts problems.jsonl -o rows.jsonl [--few-shot 1]
     prosfi data validate problems.jsonl
-Generators are deterministic: the same arguments and seed write the same bytes.
+Generators are deterministic: the same arguments and seed write the same bytes. The source commands (kk ... scibench)
+are the sources registered in `prosfi.data.sources`, their flags the fields of each source's settings dataclass;
+`proverqa_gen` and `proverqa_hub` are the aliases of `fol` and `proverqa`.
 """
 
 from __future__ import annotations
