@@ -1,7 +1,8 @@
 """Problems for a training run, from the dataset spec in the script arguments.
 
-One function per source, all returning `Problem`s; the rows TRL sees are built from these in
-`prosfi.train.rows`. Generators are seeded, so a recipe names its data exactly.
+`dataset:` names a source registered in `prosfi.data.sources` (or an alias of one), whose `train` loader draws
+the problems; the rows TRL sees are built from these in `prosfi.train.rows`. Generators are seeded, so a
+recipe names its data exactly. A file dataset's problems are split here into the run's disjoint sets.
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from prosfi.data.problem import Problem
 def generate_problems(spec: str, count: int, seed: int = 0, difficulty: str | None = None,
                       path: str | None = None, exclude_uncertain: bool = False,
                       toy_layout: str = "shuffled") -> list[Problem]:
-    """Problems for recipe dataset `spec`, any name or alias of a registered source that recipes can use
-    (`prosfi.data.sources`: kk, fol alias proverqa_gen, toy, proverqa alias proverqa_hub, jsonl, physics,
-    gsm_symbolic, gsm8k)."""
+    """Problems for recipe dataset `spec`: any name or alias of a registered source that recipes can use
+    (`prosfi.data.sources.names("train")`), its domains loaded first (quantity gold chains need their rules)."""
     from prosfi.data.sources import TrainDraw
     from prosfi.domains import domain_for
 
