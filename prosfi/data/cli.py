@@ -172,7 +172,8 @@ def _source_command(args: argparse.Namespace) -> int:
     for index, reason in loaded.skipped[:10]:
         _say(f"skipped record {index}: {reason}")
     if loaded.skipped:
-        _say(f"skipped {len(loaded.skipped)} record(s) that could not be converted")
+        family = loaded.what[: -len(" problems")] + " " if loaded.what.endswith(" problems") else ""
+        _say(f"skipped {len(loaded.skipped)} {family}record(s) that could not be converted")
     return 0
 
 
