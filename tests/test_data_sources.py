@@ -213,3 +213,18 @@ def test_every_kind_is_read_by_the_domain_it_names():
 def test_what_an_eval_group_counts_comes_from_its_source():
     assert [sources.level_name(c) for c in ("kk", "kk_hub", "rgkk", "fol", "physics", "my_file")] == [
         "people", "people", "people", "difficulty", "difficulty", "difficulty"]
+
+
+def test_every_documented_source_name_is_registered():
+    """`prosfi data NAME` and `dataset: NAME` in the README, the docs and the recipes name registered sources
+    (serving.md once named a `prosfi data export` that never existed)."""
+    import re
+
+    files = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "recipes").rglob("*.yaml")]
+    texts = [p.read_text() for p in files]
+    commands = {m for t in texts for m in re.findall(r"prosfi data ([a-z0-9_]+)", t)}
+    pattern = re.compile(r"^\s*dataset: ([a-z0-9_]+)|`dataset: ([a-z0-9_]+)`", re.MULTILINE)
+    datasets = {a or b for t in texts for a, b in pattern.findall(t)}
+    assert {"kk", "fol", "gold", "gsm8k"} <= commands and {"proverqa_gen", "toy", "gsm8k"} <= datasets
+    assert commands - {"gold", "prompts", "validate"} <= set(sources.names("data")) | set(sources.ALIASES)
+    assert all("train" in sources.get(name).uses for name in datasets)

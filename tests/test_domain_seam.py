@@ -208,6 +208,8 @@ PROBLEMS = [tally("t1", 2, 3, 4), tally("t2", 5, 6)]
 # ------------------------------------------------------------------ the layers, on the toy domain
 def test_registering_makes_the_kind_known_and_refuses_a_second_owner(toy):
     assert domain_for(PROBLEMS[0]) is toy and "tally" in domains.domain_names()
+    assert problem_module.KINDS[KIND] == "tally"  # the one list of kinds: a record of the new kind now reads
+    assert Problem.from_dict(PROBLEMS[0].to_dict()).kind == KIND
     with pytest.raises(ValueError, match="registered already"):
         register(TallyDomain())
 
