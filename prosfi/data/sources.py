@@ -345,21 +345,21 @@ def _kkhub_spec(a: SpecArgs) -> Loaded:
     from prosfi.data.hub import read_records
 
     out = Loaded()
-    by_people: dict[int, list[Problem]] = {}
+    counts: dict[int, int] = {}  # problems kept per number of people (`limit` is per group)
     unreadable: list = []
     records = read_records(a.arg, unreadable)  # lines that are not JSON objects are skipped, not fatal
     out.skipped += _skipped(unreadable)
     for i, rec in enumerate(records):
         names_ = rec.get("names")
         n = len(names_) if isinstance(names_, list) else 0
-        if a.limit is not None and len(by_people.get(n, ())) >= a.limit:
+        if a.limit is not None and counts.get(n, 0) >= a.limit:
             continue
         try:
             p = kk.problem_from_kk_record(rec, pid=f"kkhub-{n}-{i:04d}")
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             out.skipped.append((str(i), str(exc)))
             continue
-        by_people.setdefault(n, []).append(p)
+        counts[n] = counts.get(n, 0) + 1
         out.add(n, [p])
     return out
 
@@ -453,8 +453,7 @@ def _proverqa_train(d: TrainDraw) -> list[Problem]:
     """opendatalab/ProverQA (a dev split, or the train file), or the same file read locally from `path`."""
     from prosfi.data.proverqa import load_proverqa
 
-    problems = load_proverqa(d.difficulty or "hard", path=d.path, limit=d.count)
-    return problems
+    return load_proverqa(d.difficulty or "hard", path=d.path, limit=d.count)
 
 
 def _folio_spec(a: SpecArgs) -> Loaded:
