@@ -140,6 +140,15 @@ def test_every_recipe_names_a_registered_dataset():
 
 # ------------------------------------------------------------------ unknown names: one line, the known ones listed
 
+def test_a_bare_source_name_is_that_source_with_no_argument(tmp_path, monkeypatch):
+    assert [p.id for p in load_source("physics", count=1, seed=0).problems] == [
+        "physics-easy-s0-0000", "physics-medium-s0-0000", "physics-hard-s0-0000"]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "physics").write_text("")  # a file of that name is the file
+    with pytest.raises(SpecError, match="the file has no problems"):
+        load_source("physics")
+
+
 def test_an_unknown_eval_spec_lists_the_known_sources():
     with pytest.raises(SpecError) as info:
         load_source("nope:1")
