@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prosfi.data.sources import level_name
+
 PLOTTED = (("accuracy", "answer accuracy", "accuracy (%)"),
            ("reward_hit", "reward hit (verified chain + right answer)", "reward hit (%)"))
 
@@ -70,7 +72,7 @@ def plot_summaries(summaries: Sequence[dict[str, Any]], out_dir: str | Path,
             ax.set_xlim(-0.5, len(xs) - 0.5)
             ax.set_xticks(xs)
             ax.set_xticklabels(["all" if d is None else str(d) for d in diffs])
-            ax.set_xlabel("people" if source in ("kk", "kk_hub") else "difficulty")
+            ax.set_xlabel(level_name(source))
             ax.set_ylim(-2, 102)
             ax.set_title(source)
             ax.grid(alpha=0.3)
