@@ -148,3 +148,18 @@ def test_prosfi_eval_with_a_direct_lean_recipe_scores_lean_proofs(tmp_path, caps
     records = _by_sample(json.loads(line) for line in (out / "completions.jsonl").open())
     assert records[("pqa-2", 0)]["reward"] == 0.4  # the recipe's right_unverified level, Lean's "invalid"
     assert "proof verified" in capsys.readouterr().out
+
+
+@pytest.mark.lean
+def test_real_lean_scores_direct_lean_eval(tmp_path):
+    """Where Lean is built: the proofs of test_lean_direct's real-Lean test, scored by eval."""
+    gens = [Generation("pqa-1", 0, completion("A", "exact h1 candy h2")),
+            Generation("pqa-1", 1, completion("A", "exact h2")),  # a type error: invalid
+            Generation("pqa-2", 0, completion("B", "intro hn\nexact h1 candy h2 hn")),
+            Generation("kk-1", 0, completion("(1) Zoey is a knave (2) Oliver is a knight",
+                                             "constructor\n· simp_all\n· exact h2"))]
+    with _verifier(LeanConfig(workers=2, timeout_s=120)) as verifier:
+        result = evaluate(PROBLEMS, gens, verifier=verifier, reward_config=RewardConfig(mode="direct_lean"),
+                          plots=False)
+    assert [r["proof"] for r in result.records] == ["valid", "invalid", "valid", "valid"]
+    assert result.summary["overall"]["proof_verified_rate"] == 0.75 and result.summary["notes"] == []

@@ -111,8 +111,9 @@ class CompletionFormat:
 
     def score(self, problems: Sequence[Any], completions: Sequence[str], verifier: Any, reward_config: Any,
               chain_config: Any = None) -> list:
-        """Eval's scored records of a batch (`ScoreResult`s: answer, per-step verdicts, reward, reason), one
-        per completion. By default the steps format's (eval's metrics are step rates)."""
+        """Eval's scored records of a batch, one per completion (objects with `to_json()`: the steps format's
+        `ScoreResult`s hold the answer, per-step verdicts, reward, reason). By default the steps format's;
+        a format that overrides it also sets `eval_columns` and `hit_record` to what its records hold."""
         return get_format(DEFAULT_FORMAT).score(problems, completions, verifier, reward_config, chain_config)
 
     def eval_record(self, scored: dict) -> dict:
