@@ -9,7 +9,7 @@ HEAD = (("accuracy", "accuracy"), ("reward_hit", "reward hit"), ("format_rate", 
 TAIL = (("mean_tokens", "tokens"),)
 
 
-def _format(summary: dict[str, Any]) -> Any:
+def summary_format(summary: dict[str, Any]) -> Any:
     """The completion format that scored the summary's records (its `reward_mode`)."""
     from prosfi.rewards.formats import format_of
 
@@ -19,7 +19,7 @@ def _format(summary: dict[str, Any]) -> Any:
 def columns(summary: dict[str, Any]) -> tuple[list[tuple[str, str]], set[str]]:
     """(metric, heading) of the table's fixed columns for this summary's format, and which are means
     (numbers, not percentages)."""
-    own = _format(summary).eval_columns
+    own = summary_format(summary).eval_columns
     cols = [*HEAD, *((c.metric, c.heading) for c in own), *TAIL]
     return cols, {"mean_tokens"} | {c.metric for c in own if c.mean}
 
@@ -76,7 +76,7 @@ def to_markdown(summary: dict[str, Any]) -> str:
     judge = summary.get("judge")
     out.append(f"LLM judge: {judge}." if judge else "LLM judge: not run (off by default; see --judge-endpoint).")
     out += ["", (f"Rates in %, with 95% bootstrap intervals over problems. reward hit = "
-                 f"{_format(summary).hit_means}."), "", table(summary), ""]
+                 f"{summary_format(summary).hit_means}."), "", table(summary), ""]
     for src in summary.get("sources", []):
         if src.get("skipped"):
             out.append(f"- `{src['spec']}`: {src['skipped']} records skipped "
@@ -89,4 +89,4 @@ def to_markdown(summary: dict[str, Any]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-__all__ = ["columns", "table", "to_markdown"]
+__all__ = ["columns", "summary_format", "table", "to_markdown"]
