@@ -22,6 +22,18 @@ def domain_plots(summaries: Sequence[dict[str, Any]]) -> tuple[tuple[str, str, s
     return tuple((m, f"{c.heading} (steps)", f"{c.heading} (% of steps)") for m, c in domain_metrics(keys).items())
 
 
+def _hit_titled(summaries: Sequence[dict[str, Any]]) -> tuple[tuple[str, str, str], ...]:
+    """PLOTTED, with reward hit's title saying what the summaries' completion format verifies (one format:
+    a direct-Lean run's hit is an accepted proof, not a verified chain)."""
+    from prosfi.rewards.formats import format_of
+
+    formats = {format_of(s.get("reward_mode")).name: format_of(s.get("reward_mode")) for s in summaries}
+    if len(formats) != 1:
+        return PLOTTED
+    (fmt,) = formats.values()
+    return tuple((k, f"reward hit ({fmt.hit_means})" if k == "reward_hit" else t, y) for k, t, y in PLOTTED)
+
+
 def _label(summary: dict[str, Any], i: int) -> str:
     return str(summary.get("label") or summary.get("model") or f"run {i + 1}")
 
@@ -38,7 +50,7 @@ def plot_summaries(summaries: Sequence[dict[str, Any]], out_dir: str | Path,
     reports, e.g. quantity's `dimension_error_rate.png`, `grounding_failure_rate.png`) in out_dir; returns
     their paths."""
     if metrics is None:
-        metrics = PLOTTED + domain_plots(summaries)
+        metrics = _hit_titled(summaries) + domain_plots(summaries)
     import matplotlib
 
     matplotlib.use("Agg", force=True)
