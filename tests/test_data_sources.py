@@ -237,3 +237,30 @@ def test_every_documented_source_name_is_registered():
     assert {"kk", "fol", "gold", "gsm8k"} <= commands and {"proverqa_gen", "toy", "gsm8k"} <= datasets
     assert commands - {"gold", "prompts", "validate"} <= set(sources.names("data")) | set(sources.ALIASES)
     assert all("train" in sources.get(name).uses for name in datasets)
+
+
+def test_the_dry_runs_hub_check_asks_the_source(tmp_path, monkeypatch):
+    """Offline, a hub source's file must be in the local cache (`DataSource.hub_cache`); preflight names no
+    source itself."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from prosfi.data import sources
+    from prosfi.train.preflight import check_hub_data
+    from prosfi.train.recipe import RecipeError
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    script = SimpleNamespace(dataset="proverqa_hub", dataset_path=None, dataset_difficulty="hard")
+    with pytest.raises(RecipeError, match="not in the local hub cache"):
+        check_hub_data(script)
+    asked = []
+    cached = dataclasses.replace(sources.SOURCES["proverqa"],
+                                 hub_cache=lambda difficulty: asked.append(difficulty) or "(its file) is cached")
+    monkeypatch.setitem(sources.SOURCES, "proverqa", cached)
+    assert check_hub_data(script) == "data: proverqa_hub (its file) is cached" and asked == ["hard"]
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    assert "loaded from the hub by the run" in check_hub_data(script)

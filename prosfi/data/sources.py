@@ -111,6 +111,9 @@ class DataSource:
     path_hint: str = ""  # where to get the file a recipe's `dataset_path` must name
     level: str = "difficulty"  # what an eval group's difficulty counts (plots' x axis): people for K&K
     widen: str = ""  # a small generated space: what a wider dataset_difficulty means (preflight's hint)
+    # a hub source: whether the run's file (by dataset_difficulty) is in the local hub cache, for a dry run
+    # with HF_HUB_OFFLINE set; returns where it is, or raises ValueError saying what to do instead
+    hub_cache: Callable[[str | None], str] | None = None
 
     @property
     def uses(self) -> tuple[str, ...]:
@@ -120,6 +123,22 @@ class DataSource:
     def group_name(self) -> str:
         return self.column or self.name
 
+
+
+def _proverqa_hub_cache(difficulty: str | None) -> str:
+    """The ProverQA split a recipe names, looked up in the local hub cache only (no network)."""
+    from prosfi.data.proverqa import PROVERQA_REPO, SPLITS
+
+    filename = SPLITS.get(difficulty or "hard", "")
+    try:
+        from huggingface_hub import hf_hub_download
+
+        hf_hub_download(PROVERQA_REPO, filename, repo_type="dataset", local_files_only=True)
+    except Exception as e:
+        raise ValueError(f"{PROVERQA_REPO} {filename} is not in the local hub cache and HF_HUB_OFFLINE is set; "
+                         "download it once with network, give its local copy as dataset_path, or use dataset "
+                         "proverqa_gen") from e
+    return f"({PROVERQA_REPO} {filename}) is in the local hub cache"
 
 SOURCES: dict[str, DataSource] = {}
 ALIASES: dict[str, str] = {}  # old spelling -> canonical name
@@ -757,7 +776,7 @@ for _source in (
     DataSource("proverqa", "ProverQA from the hub (opendatalab/ProverQA) or a local copy; its dev splits for eval",
                LOGIC_TF, ("proverqa_hub",), settings=ProverQASettings, write=_proverqa_write,
                spec="proverqa:hard=FILE proverqa:hard", read_spec=_proverqa_spec, train=_proverqa_train, file=True,
-               offline=False, difficulty_help="the split: easy, medium or hard"),
+               offline=False, difficulty_help="the split: easy, medium or hard", hub_cache=_proverqa_hub_cache),
     DataSource("kkhub", "K&K in the hub's JSONL format (K-and-K/knights-and-knaves): a local file, or a number "
                "for that test file", ("assignment",), ("kk_hub",), spec="kkhub:FILE kkhub:3",
                read_spec=_kkhub_spec, column="kk_hub", level="people"),

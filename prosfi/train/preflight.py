@@ -152,25 +152,19 @@ def _generated_sets(script: Any, sft_only: bool) -> list[str]:
 
 
 def check_hub_data(script: Any) -> str:
-    """A hub dataset the run cannot load: offline (HF_HUB_OFFLINE) and not in the local cache."""
+    """A hub dataset the run cannot load: offline (HF_HUB_OFFLINE) and not in the local cache (each hub source
+    says how to look, `DataSource.hub_cache`)."""
     import os
-
-    from prosfi.data.proverqa import PROVERQA_REPO, SPLITS
 
     if script.dataset_path and Path(script.dataset_path).is_file():
         return f"data: {script.dataset} read from {script.dataset_path}"
     offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
-    filename = SPLITS.get(script.dataset_difficulty or "hard", script.dataset_path or "")
-    if _source(script).name == "proverqa" and offline:
+    source = _source(script)
+    if source.hub_cache is not None and offline:
         try:
-            from huggingface_hub import hf_hub_download
-
-            hf_hub_download(PROVERQA_REPO, filename, repo_type="dataset", local_files_only=True)
-        except Exception as e:  # noqa: BLE001 - any failure means the run would fail the same way
-            raise RecipeError(f"dataset proverqa_hub: {PROVERQA_REPO} {filename} is not in the local hub cache and "
-                              "HF_HUB_OFFLINE is set; download it once with network, give its local copy as "
-                              "dataset_path, or use dataset proverqa_gen") from e
-        return f"data: {script.dataset} ({PROVERQA_REPO} {filename}) is in the local hub cache"
+            return f"data: {script.dataset} {source.hub_cache(script.dataset_difficulty)}"
+        except ValueError as e:
+            raise RecipeError(f"dataset {script.dataset}: {e}") from e
     return f"data: {script.dataset} is loaded from the hub by the run (not fetched by a dry run)"
 
 
