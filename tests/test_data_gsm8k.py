@@ -81,13 +81,14 @@ def test_every_gold_chain_of_the_sample_earns_the_top_reward():
 
 
 def test_a_number_the_question_never_states_stays_ungrounded(tmp_path):
-    rec = {"question": "Ann reads 5 pages every day of April. How many pages does she read in April?",
-           "answer": "April has 30 days, so she reads 5*30=<<5*30=150>>150 pages\n#### 150"}
-    path = tmp_path / "april.jsonl"
+    # cards in a deck are a fact no word pair of the table licenses (52 needs "week" and "year")
+    rec = {"question": "Ann shuffles 3 decks of cards together. How many cards are in the pile?",
+           "answer": "A deck has 52 cards, so the pile has 3*52=<<3*52=156>>156 cards\n#### 156"}
+    path = tmp_path / "deck.jsonl"
     path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
     report = LoadReport()
     (p,) = load_gsm8k(path, report=report)
-    assert "gold_steps" not in p.extra and p.extra["gold_issue"].startswith("ungrounded: literal 30")
+    assert "gold_steps" not in p.extra and p.extra["gold_issue"].startswith("ungrounded: literal 52")
     assert report.no_gold == {"ungrounded": 1}
 
 

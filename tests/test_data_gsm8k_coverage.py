@@ -140,7 +140,8 @@ def test_weekday_licenses_five_as_dozen_licenses_twelve_and_only_there():
     assert max(_reward(days, [step("s1", "g1 + g1 + g1 + g1 + g1", 20), step("s2", "s1 + g2", 28)], "28")) < 1
     # whole words: "weekdays" is the word, "midweek day" is not
     assert allowed_constant(5, "He rests on weekdays.") and not allowed_constant(5, "a midweek day off")
-    assert not allowed_constant(4, "He works 4 weeks a month.")  # an approximate conversion is not listed
+    # 4 weeks in a month is GSM8K's convention, licensed only where both are named (tests/test_quant_facts.py)
+    assert allowed_constant(4, "He works 4 weeks a month.") and not allowed_constant(4, "He works 4 days a month.")
 
 
 def test_a_doubling_the_line_states_is_the_stated_multiple_not_a_counted_two(records):
