@@ -1,9 +1,9 @@
 """World facts and conventions licensed by a pair of the question's words (issue #25's "a documented table of
 which words license which factor"; `prosfi.quant.grounding.CONSTANT_CONTEXT`): 5280 with "mile" and "feet", 30 with
-"June" and "day", 4 with "month" and "week" (GSM8K's convention), legs of an animal with its name and "legs", coins
-with "cents" or "dollars". Each honest use earns the top reward; the same number without its pair, built from
-constants alone, detoured back to a given or used twice stays below it; the gold builder cites the fact where the
-solution's line names it, not a given that counts something else."""
+"June" and "day", 4 with "month" and "week" (GSM8K's convention), legs of an animal with its name and "legs". Each
+honest use earns the top reward; the same number without its pair, built from constants alone, detoured back to a
+given or used twice stays below it; the gold builder cites the fact where the solution's line names it, not a given
+that counts something else."""
 
 from __future__ import annotations
 
@@ -73,20 +73,6 @@ FACTS = {
                           "There are 3 ants on the table. How many antennae are there?", [(3, "3")], "g1 * 6", 18),
     "legs of a spider": ("There are 4 spiders in the web. How many legs are there?",
                          "There are 4 spiders in the web. How many eyes are there?", [(4, "4")], "g1 * 8", 32),
-    "cents in a nickel": ("Tom has 7 nickels. How many cents does he have?",
-                          "Tom has 7 nickels. How much does he have?", [(7, "7")], "g1 * 5", 35),
-    "cents in a dime": ("Tom has 7 dimes. How many cents does he have?",
-                        "Tom has 7 dimes. How much does he have?", [(7, "7")], "g1 * 10", 70),
-    "cents in a quarter": ("Kelly has 5 quarters and a dime. How many cents are the quarters worth?",
-                           "Kelly has 5 quarters of pie. How many cents are they worth?", [(5, "5")], "g1 * 25", 125),
-    "quarters per dollar": ("The jar has 32 quarters and some dimes. How many dollars are in quarters?",
-                            "The jar has 32 quarters of cheese. How many dollars are they?", [(32, "32")], "g1 / 4", 8),
-    "dimes per dollar": ("The jar has 90 dimes. How many dollars are in dimes?",
-                         "The jar has 90 dimes. How much are they?", [(90, "90")], "g1 / 10", 9),
-    "nickels per dollar": ("The jar has 120 nickels. How many dollars are in nickels?",
-                           "The jar has 120 nickels. How much are they?", [(120, "120")], "g1 / 20", 6),
-    "pennies per dollar": ("The jar has 750 pennies. How many dollars are in pennies?",
-                           "The jar has 750 pennies. How many piles are they?", [(750, "750")], "g1 / 100", 7.5),
 }
 
 
@@ -130,9 +116,8 @@ def test_the_pairs_are_whole_words_and_month_names_are_names():
     assert not allowed_constant(31, "The band will march 3 hours a day.")
     # one named month licenses its own number only
     assert allowed_constant(30, "He hikes every day in June.") and not allowed_constant(31, "He hikes every day in June.")
-    # a quarter is a fraction as often as a coin: its 25 needs another coin named
-    assert not allowed_constant(25, "He waited 3 quarters of an hour and paid 50 cents.")
-    assert allowed_constant(25, "He has 3 quarters and 2 dimes. How many cents?")
+    # coins are not licensed: a coin's chain computes a plain number where GSM8K's answer is in cents or dollars
+    assert not allowed_constant(25, "He has 3 quarters and 2 dimes. How many cents?")
     # a two-legged animal's 2 is always a literal, but a multiple only with "legs"
     assert is_licensed_multiple(2, "7 chickens, how many legs") and not is_licensed_multiple(2, "7 chickens, eggs")
     # whole words: "legend", "dogma", "mileage", "tonight" name nothing

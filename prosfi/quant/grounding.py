@@ -7,8 +7,12 @@ Two tables, both matched against the problem's own words (whole words, never a p
   (complements `1 - x`, squares, `sqrt(2 * a * d)`); unit factors and calendar facts (7, 12, 24, 52, 60, 100,
   365, 1000, 1440, 3600, 86400) only where the problem names *both* things they convert (`CONSTANT_CONTEXT`:
   60 needs hours and minutes, or minutes and seconds): a bare 60 in a problem about eggs is an invented number.
-  A word that is itself the number counts alone: "dozen" (12), "weekday" (5, Monday to Friday). Approximate
-  conversions are not listed (4 weeks in a month is not a unit factor), nor facts about things (legs, coins).
+  A word that is itself the number counts alone: "dozen" (12), "weekday" (5, Monday to Friday). World facts
+  are licensed the same way, by a pair of words naming both sides: 5280 with "mile" and "feet", 30 with "June"
+  (a month name, capitalised) and "day", legs with the animal and "legs", 4 with "month" and "week" (not a unit
+  factor, a month is 4.35 weeks, but GSM8K's convention: its answers assume it). A 2 (always a literal) is a
+  multiple only with its pair ("chickens" and "legs"). Coins are not listed: their chains compute plain numbers
+  where GSM8K's answers are cents or dollars.
 - `MULTIPLE_WORDS`: the pure multiples a step may apply to a value (`s1 * 2`, `s1 + s1`, `s1 / 2`, `g1 + g1 +
   g1`) only where a word states them ("twice", "double", "half", "triple"). The chain rules find such a
   multiple by dependence (a step that is c times a given or an earlier step, whatever expression produced it),
@@ -32,24 +36,22 @@ ALLOWED_CONSTANTS: dict[Fraction, str] = {
     Fraction(2): "two (squares, formulas such as sqrt(2 * a * d); as a multiple it needs a word, see below)",
     Fraction(1, 2): "one half (written 0.5; formulas such as 0.5 * m * v**2)",
     Fraction(3): "feet per yard",
-    Fraction(4): "quarts per gallon; quarters per dollar; legs of a four-legged animal; weeks in a month "
+    Fraction(4): "quarts per gallon; legs of a four-legged animal; weeks in a month "
                  "(GSM8K's convention: its answers read a month as 4 weeks)",
-    Fraction(5): "weekdays per week (Monday to Friday); cents in a nickel",
+    Fraction(5): "weekdays per week (Monday to Friday)",
     Fraction(6): "legs of an insect",
     Fraction(7): "days per week",
     Fraction(8): "legs of a spider",
-    Fraction(10): "years per decade; cents in a dime, dimes per dollar",
+    Fraction(10): "years per decade",
     Fraction(12): "months per year; a dozen; inches per foot",
     Fraction(16): "ounces per pound",
-    Fraction(20): "nickels per dollar",
     Fraction(24): "hours per day",
-    Fraction(25): "cents in a quarter (the coin)",
     Fraction(28): "days in February (not a leap year)",
     Fraction(30): "days in April, June, September, November",
     Fraction(31): "days in January, March, May, July, August, October, December",
     Fraction(52): "weeks per year",
     Fraction(60): "minutes per hour, seconds per minute",
-    Fraction(100): "percent; cents per dollar; centimetres per metre; years per century; pennies per dollar",
+    Fraction(100): "percent; cents per dollar; centimetres per metre; years per century",
     Fraction(365): "days per year",
     Fraction(1000): "metric prefixes (grams per kilogram, metres per kilometre); a thousand",
     Fraction(2000): "pounds per (short) ton",
@@ -68,23 +70,21 @@ ALWAYS = frozenset({Fraction(0), Fraction(1), Fraction(2), Fraction(1, 2)})
 CONSTANT_CONTEXT: dict[Fraction, tuple[tuple[str, ...], ...]] = {
     Fraction(2): (("two-legged", "leg"),),
     Fraction(3): (("yard", "foot"),),
-    Fraction(4): (("gallon", "quart"), ("quarter", "coin", "dollar"), ("four-legged", "leg"), ("month", "week")),
-    Fraction(5): (("weekday",), ("nickel", "cent")),
+    Fraction(4): (("gallon", "quart"), ("four-legged", "leg"), ("month", "week")),
+    Fraction(5): (("weekday",),),
     Fraction(6): (("insect", "leg"),),
     Fraction(7): (("week", "day"),),
     Fraction(8): (("spider", "leg"),),
-    Fraction(10): (("decade", "year"), ("dime", "cent"), ("dime", "dollar")),
+    Fraction(10): (("decade", "year"),),
     Fraction(12): (("month", "year"), ("dozen",), ("inch", "foot")),
     Fraction(16): (("pound", "ounce"),),
-    Fraction(20): (("nickel", "dollar"),),
     Fraction(24): (("day", "hour"),),
-    Fraction(25): (("quarter", "coin", "cent"),),
     Fraction(28): (("February", "day"),),
     Fraction(30): (("30-day month", "day"),),
     Fraction(31): (("31-day month", "day"),),
     Fraction(52): (("week", "year"),),
     Fraction(60): (("hour", "minute"), ("minute", "second")),
-    Fraction(100): (("percent",), ("cent",), ("centimetre",), ("century", "year"), ("penny", "dollar")),
+    Fraction(100): (("percent",), ("cent",), ("centimetre",), ("century", "year")),
     Fraction(365): (("year", "day"),),
     Fraction(1000): (("thousand",), ("kilo",), ("milli",)),
     Fraction(2000): (("ton", "pound"),),
@@ -126,13 +126,6 @@ CONCEPT_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "quart": (("quart",), ("qt",)),
     "decade": (("decade",), ()),
     "century": (("century", "centuries"), ()),
-    "dollar": (("dollar", "$"), ("usd",)),
-    # coins: "quarter" alone is a fraction as often as a coin, so its 25 and 4 also need another coin named
-    "quarter": (("quarter",), ()),
-    "dime": (("dime",), ()),
-    "nickel": (("nickel",), ()),
-    "penny": (("penny", "pennies"), ()),
-    "coin": (("coin", "dime", "nickel", "penny", "pennies"), ()),
     "leg": (("leg",), ()),
     "four-legged": (("dog", "puppy", "puppies", "cat", "kitten", "horse", "pony", "ponies", "cow", "sheep", "goat",
                      "pig", "lamb", "donkey", "rabbit"), ()),
