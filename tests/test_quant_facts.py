@@ -38,6 +38,8 @@ def _reward(problem, steps, answer):
 FACTS = {
     "feet per yard": ("A rope is 4 yards long. How many feet long is it?",
                       "A rope is 4 yards long. How many metres long is it?", [(4, "4 yards")], "g1 * 3", 12),
+    "wheels of a tricycle": ("4 kids ride tricycles to school. How many wheels are there?",
+                             "4 kids ride tricycles to school. How many bells are there?", [(4, "4")], "g1 * 3", 12),
     "feet per mile": ("Steve lives 3 miles away. How many feet is that?",
                       "Steve lives 3 miles away. How many metres is that?", [(3, "3 miles")], "g1 * 5280", 15840),
     "ounces per pound": ("The roast weighs 3 pounds. How many ounces is that?",

@@ -35,7 +35,7 @@ ALLOWED_CONSTANTS: dict[Fraction, str] = {
     Fraction(1): "one (complements such as 1 - x)",
     Fraction(2): "two (squares, formulas such as sqrt(2 * a * d); as a multiple it needs a word, see below)",
     Fraction(1, 2): "one half (written 0.5; formulas such as 0.5 * m * v**2)",
-    Fraction(3): "feet per yard",
+    Fraction(3): "feet per yard; wheels of a tricycle",
     Fraction(4): "quarts per gallon; legs of a four-legged animal; weeks in a month "
                  "(GSM8K's convention: its answers read a month as 4 weeks)",
     Fraction(5): "weekdays per week (Monday to Friday)",
@@ -69,7 +69,7 @@ ALWAYS = frozenset({Fraction(0), Fraction(1), Fraction(2), Fraction(1, 2)})
 # A 2 is always a literal (`ALWAYS`), but as a multiple or unit factor only where a pair below names it.
 CONSTANT_CONTEXT: dict[Fraction, tuple[tuple[str, ...], ...]] = {
     Fraction(2): (("two-legged", "leg"),),
-    Fraction(3): (("yard", "foot"),),
+    Fraction(3): (("yard", "foot"), ("tricycle", "wheel")),
     Fraction(4): (("gallon", "quart"), ("four-legged", "leg"), ("month", "week")),
     Fraction(5): (("weekday",),),
     Fraction(6): (("insect", "leg"),),
@@ -132,6 +132,8 @@ CONCEPT_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "two-legged": (("chicken", "hen", "rooster", "duck", "goose", "geese", "bird", "ostrich", "turkey", "parrot",
                     "penguin"), ()),
     "spider": (("spider",), ()),
+    "tricycle": (("tricycle",), ()),
+    "wheel": (("wheel", "tire", "tyre"), ()),
     "insect": (("insect", "ant", "bee", "beetle", "ladybug"), ()),
 }
 # Month names are read case-sensitively (capitalised as names are: "may" is a verb, "march" one too) and
