@@ -35,7 +35,7 @@ def system_prompt(rules: Any = None) -> str:
     rules = rules or DEFAULT_RULES
     always = ", ".join(_num(c) for c in ALLOWED_CONSTANTS if c in ALWAYS)
     factors = ", ".join(f"{_num(c)} ({' or '.join(' and '.join(alt) for alt in need)})"
-                        for c, need in CONSTANT_CONTEXT.items())
+                        for c, need in CONSTANT_CONTEXT.items() if c not in ALWAYS)
     words = "; ".join(f"x{_num(m)}: {', '.join(w[:3])}" for m, w in MULTIPLE_WORDS.items())
     limit = f"At most {rules.max_ops} operations per step; " if rules.max_ops else ""
     return (_FORM + f"Cite the givens by id. Any other number written in an expression must be {always}, or a unit factor "
