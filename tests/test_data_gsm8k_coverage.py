@@ -42,6 +42,8 @@ def _by_text(p, text):
     ("the rest is 1 - 3/4 = 1/4 of the jar", [("1 - 3/4", Fraction(1, 4))]),  # a fraction result
     ("So 2L + 8 = 22 = 7 + 15", []),  # algebra stays out
     ("a third is 1 - 2/3 = 1/3 of it", []),  # 1/3 has no exact decimal: not read
+    ("The total is $350 000 + $17500 = $367 500.", [("350000 + 17500", 367500)]),  # thousands grouped by spaces
+    ("He has 3 000 apples = 3000", []),  # only after a dollar sign: "3 000" may be two numbers
 ])
 def test_chained_and_fraction_equations_are_read(line, expected):
     assert [(e.expr, e.result) for e in equations(line)] == expected
