@@ -38,6 +38,9 @@ def _reward(problem, steps, answer):
 FACTS = {
     "feet per yard": ("A rope is 4 yards long. How many feet long is it?",
                       "A rope is 4 yards long. How many metres long is it?", [(4, "4 yards")], "g1 * 3", 12),
+    "days per week, 'every morning'": ("Claire eats 3 eggs every morning. How many eggs does she eat in a week?",
+                                       "Claire eats 3 eggs in the morning. How many eggs does she eat in a week?",
+                                       [(3, "3")], "g1 * 7", 21),
     "wheels of a tricycle": ("4 kids ride tricycles to school. How many wheels are there?",
                              "4 kids ride tricycles to school. How many bells are there?", [(4, "4")], "g1 * 3", 12),
     "feet per mile": ("Steve lives 3 miles away. How many feet is that?",
@@ -125,6 +128,9 @@ def test_the_pairs_are_whole_words_and_month_names_are_names():
     # whole words: "legend", "dogma", "mileage", "tonight" name nothing
     assert not allowed_constant(4, "The legend of the dogma.")
     assert not allowed_constant(5280, "The mileage on 3 feet.") and not allowed_constant(2000, "tonight, 3 pounds")
+    # "every morning" is each day; a morning is not a day ("in the morning" with "hours" licenses no 24)
+    assert allowed_constant(24, "He works 3 hours every morning.")
+    assert not allowed_constant(24, "In the morning he worked 3 hours.")
     # a unit symbol counts after a number, never at the question's start: "In" names no inches
     assert not allowed_constant(12, "In the park he walks 3 feet.") and allowed_constant(12, "3 in is a quarter foot")
 

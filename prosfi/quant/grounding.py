@@ -99,7 +99,8 @@ CONSTANT_CONTEXT: dict[Fraction, tuple[tuple[str, ...], ...]] = {
 # "Janet's" is no "s" (seconds)
 CONCEPT_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "week": (("week", "weekly", "fortnight"), ("wk",)),
-    "day": (("day", "daily", "night", "nightly"), ("d",)),
+    "day": (("day", "daily", "night", "nightly", "every morning", "each morning", "every evening", "each evening"),
+            ("d",)),
     "hour": (("hour", "hourly", "mph", "hr"), ("h", "hr", "hrs", "mph", "kph", "kmh")),
     "minute": (("minute", "min"), ("min", "mins")),
     "second": (("second", "sec"), ("s", "sec", "secs")),
