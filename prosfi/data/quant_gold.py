@@ -156,13 +156,12 @@ class _Chain:
                            if _role(problem.question, g) == "difference"}
         self.constants = allowed_constants(problem)
         try:
-            from prosfi.quant.grounding import licensed_factors
+            from prosfi.quant.grounding import CONSTANT_CONTEXT, fact_words, in_context, licensed_factors
 
-            self.multiples = licensed_factors(constant_context(problem))
-            from prosfi.quant.grounding import CONSTANT_CONTEXT, fact_words, in_context
-
-            # the numbers a pair of the question's words licenses here (unit factors, world facts)
             context = constant_context(problem)
+            self.multiples = licensed_factors(context)
+            # the numbers a pair of the question's words licenses here (unit factors, world facts), each with
+            # the words that name it ("leg", "bird" for the 2 of "10 birds" and "legs")
             self.facts = {c: frozenset(_stem(w) for w in fact_words(c, context))
                           for c in CONSTANT_CONTEXT if in_context(c, context)}
         except ImportError:  # pragma: no cover
