@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from prosfi.eval.sources import SPEC_HELP
-from prosfi.usage import check_model_path, one_line, output_folder
+from prosfi.usage import UsageError, check_model_path, one_line, output_folder
 
 
 def add_source_arguments(parser: argparse.ArgumentParser, required: bool = False) -> None:
@@ -245,9 +245,8 @@ def help_parser(rest: list[str]) -> argparse.ArgumentParser | None:
 def run(args: argparse.Namespace) -> int:
     if args.compare:
         if args.compare[0] != "compare":
-            print(f"prosfi eval: unexpected argument {args.compare[0]!r} (did you mean `prosfi eval compare "
-                  "DIR_A DIR_B`?)", file=sys.stderr)
-            return 2
+            raise UsageError(f"unexpected argument {args.compare[0]!r} (did you mean `prosfi eval compare "
+                             "DIR_A DIR_B`?)")
         from prosfi.eval.compare import run_compare
 
         return run_compare(args.compare[1:], args.output, n_boot=args.bootstrap, plots=not args.no_plots,
@@ -261,8 +260,7 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `… | head`: prosfi.cli exits quietly
         raise
     except (ValueError, OSError) as exc:  # a bad flag or spec, a file or model that is not there
-        print(f"prosfi eval: {one_line(exc)}", file=sys.stderr)
-        return 2
+        raise UsageError(one_line(exc)) from None
     except HubUnavailable as exc:
         print(f"prosfi eval: {one_line(exc)}", file=sys.stderr)
         return 1

@@ -18,6 +18,7 @@ from typing import IO
 
 from prosfi import jsonl
 from prosfi.rewards.config import REWARD_MODES
+from prosfi.usage import UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,15 +84,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         problems = {p.id: p for p in read_problems(args.problems)}
     except (OSError, ValueError) as exc:
-        print(f"prosfi score: cannot load problems: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot load problems: {exc}") from None
     reward_config = RewardConfig(mode=args.reward)
     try:
         chain_config = chain_config_from_args(args, max_dependencies=args.max_dependencies, max_steps=args.max_steps,
                                               uncertain=getattr(args, "uncertain", None))
     except ValueError as exc:
-        print(f"prosfi score: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     with ExitStack() as stack:
         verifier = None
         if args.reward in ("prosfi", "step_fraction"):
@@ -101,23 +100,19 @@ def run(args: argparse.Namespace) -> int:
             try:
                 verifier = stack.enter_context(Verifier(verifier_config(args)))
             except ValueError as exc:  # a backend that cannot run here, a bad setting
-                print(f"prosfi score: {exc}", file=sys.stderr)
-                return 2
+                raise UsageError(str(exc)) from None
         try:
             src = jsonl.open_lines(args.completions)
             if src is not sys.stdin.buffer:
                 stack.enter_context(src)
         except OSError as exc:
-            print(f"prosfi score: cannot read completions {args.completions}: {exc.strerror or exc}",
-                  file=sys.stderr)
-            return 2
+            raise UsageError(f"cannot read completions {args.completions}: {exc.strerror or exc}") from None
         try:
             out: IO[str] = sys.stdout if args.output == "-" else stack.enter_context(
                 open(args.output, "w", encoding="utf-8"))
         except OSError as exc:
-            print(f"prosfi score: cannot write {args.output}: {exc.strerror or exc} "
-                  "(is the path right and does its folder exist?)", file=sys.stderr)
-            return 2
+            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc} "
+                             "(is the path right and does its folder exist?)") from None
         audit = stack.enter_context(AuditLog(args.audit)) if args.audit else None
 
         batch: list[tuple[str | None, dict | None, str]] = []  # (problem_id, error record, text)
@@ -150,8 +145,7 @@ def run(args: argparse.Namespace) -> int:
                 if len(batch) >= args.batch_size:
                     flush()
         except OSError as exc:
-            print(f"prosfi score: cannot read completions: {exc}", file=sys.stderr)
-            return 2
+            raise UsageError(f"cannot read completions: {exc}") from None
         flush()
     if unknown:
         from prosfi.data.problem import unknown_ids_note

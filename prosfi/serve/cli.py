@@ -10,6 +10,8 @@ import argparse
 import os
 import sys
 
+from prosfi.usage import UsageError
+
 TOKEN_ENV = "PROSFI_SERVE_TOKEN"
 
 
@@ -72,35 +74,29 @@ def run(args: argparse.Namespace) -> int:
         import fastapi  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
-        print(f"prosfi serve: {exc.name} is missing: pip install 'prosfi[serve]'", file=sys.stderr)
-        return 2
+        raise UsageError(f"{exc.name} is missing: pip install 'prosfi[serve]'")
     try:
         settings = settings_from_args(args)
     except ValueError as exc:
-        print(f"prosfi serve: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc))
     if args.replicas < 1:
-        print("prosfi serve: --replicas must be >= 1", file=sys.stderr)
-        return 2
+        raise UsageError("--replicas must be >= 1")
     busy = None if args.ray else port_taken(settings.serve.host, settings.serve.port)
     if busy is not None:  # before anything is announced (it printed its URL, then uvicorn's error and exit 3)
-        print(f"prosfi serve: {busy}", file=sys.stderr)
-        return 2
+        raise UsageError(busy)
     from prosfi.serve.engine import load_problems
     from prosfi.verify.verifier import Verifier
 
     try:  # a backend that cannot run here: say so now, not in every replica's startup log
         Verifier(settings.verifier).close()
     except ValueError as exc:
-        print(f"prosfi serve: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc))
 
     if settings.data:  # fail now, in one line, rather than in every replica
         try:
             n = len(load_problems(settings))
         except (OSError, ValueError, RuntimeError) as exc:  # a missing file, a bad spec, the hub unreachable
-            print(f"prosfi serve: --data: {exc}", file=sys.stderr)
-            return 2
+            raise UsageError(f"--data: {exc}")
         print(f"prosfi serve: {n} preloaded problem(s) from {', '.join(settings.data)}", file=sys.stderr)
     if settings.serve.host not in ("127.0.0.1", "localhost", "::1") and not settings.serve.token:
         print(f"prosfi serve: warning: listening on {settings.serve.host} without a token (--token or "
@@ -112,8 +108,7 @@ def run(args: argparse.Namespace) -> int:
             return serve_on_ray(settings, replicas=args.replicas, address=args.address,
                                 cpus_per_replica=args.cpus_per_replica)
         except ImportError:
-            print("prosfi serve: --ray needs Ray Serve: pip install 'prosfi[ray]'", file=sys.stderr)
-            return 2
+            raise UsageError("--ray needs Ray Serve: pip install 'prosfi[ray]'")
     from prosfi.serve.app import create_app
     from prosfi.serve.runner import serve_forever
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from prosfi.usage import UsageError
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from prosfi.train.tiny import TinyModelConfig
@@ -53,24 +55,20 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    import sys
 
     from prosfi.train.merge import MergeError, merge_adapter
 
     try:
         out = merge_adapter(args.adapter, args.out, base=args.base, dtype=args.dtype)
     except MergeError as exc:
-        print(f"prosfi model merge: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc), command="model merge")
     except OSError as exc:
-        print(f"prosfi model merge: cannot load or write a model: {_first_line(exc)}", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot load or write a model: {_first_line(exc)}", command="model merge")
     print(f"merged model saved to {out} (prosfi eval --model {out} --engine vllm ... loads it)")
     return 0
 
 
 def _smollm2(args: argparse.Namespace) -> int:
-    import sys
 
     from prosfi.train.smollm2 import ConversionError, check_out, convert
 
@@ -80,17 +78,14 @@ def _smollm2(args: argparse.Namespace) -> int:
         check_out(Path(args.out))  # before transformers is imported: a wrong --out costs nothing
         out = convert(args.out, gguf=args.gguf, dtype=args.dtype)
     except ConversionError as exc:
-        print(f"prosfi model smollm2: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc), command="model smollm2")
     except OSError as exc:
-        print(f"prosfi model smollm2: cannot read the GGUF or write the model: {_first_line(exc)}", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot read the GGUF or write the model: {_first_line(exc)}", command="model smollm2")
     print(f"SmolLM2-135M-Instruct saved to {out} (prosfi eval --model {out} ... loads it)")
     return 0
 
 
 def _tiny(args: argparse.Namespace) -> int:
-    import sys
     from pathlib import Path
 
     from prosfi.train.tiny import TinyModelConfig, build_tiny_model
@@ -98,27 +93,22 @@ def _tiny(args: argparse.Namespace) -> int:
     try:
         config = TinyModelConfig(**{f.name: getattr(args, f.name) for f in dataclasses.fields(TinyModelConfig)})
     except ValueError as exc:
-        print(f"prosfi model tiny: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc), command="model tiny")
     target = Path(args.out)
     if target.exists() and not target.is_dir():
-        print(f"prosfi model tiny: --out {args.out} is a file; give a folder to create or reuse", file=sys.stderr)
-        return 2
+        raise UsageError(f"--out {args.out} is a file; give a folder to create or reuse", command="model tiny")
     held = sorted(p.name for p in target.iterdir()) if target.is_dir() else []
     if held and not args.overwrite:  # like every other writer (prosfi.usage.output_folder): never silently
         shown = ", ".join(held[:3]) + (", ..." if len(held) > 3 else "")
-        print(f"prosfi model tiny: --out {args.out} already holds files ({shown}); add --overwrite to replace them, "
-              "or give another --out", file=sys.stderr)
-        return 2
+        raise UsageError(f"--out {args.out} already holds files ({shown}); add --overwrite to replace them, "
+                         "or give another --out", command="model tiny")
     try:  # before the tokenizer is trained: a bad path costs nothing
         target.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        print(f"prosfi model tiny: cannot create --out {args.out}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot create --out {args.out}: {exc.strerror or exc}", command="model tiny")
     try:
         out = build_tiny_model(args.out, config)
     except OSError as exc:
-        print(f"prosfi model tiny: cannot write the model to {args.out}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot write the model to {args.out}: {exc.strerror or exc}", command="model tiny")
     print(f"tiny model saved to {out} (load with AutoModelForCausalLM.from_pretrained({str(out)!r}))")
     return 0

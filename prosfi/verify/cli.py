@@ -25,10 +25,11 @@ from typing import IO, Any, Iterable, Iterator
 
 from prosfi import jsonl
 from prosfi.quant import Tolerance
+from prosfi.usage import UsageError
+from prosfi.verdict import Entailment, Verdict, error
 from prosfi.verify import quantity
 from prosfi.verify.config import VerifierConfig
 from prosfi.verify.lean.config import PROJECT_ENV, LeanConfig
-from prosfi.verdict import Entailment, Verdict, error
 
 PROGRESS_MIN_LINES = 1000
 _ID_RE = re.compile(r'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d{1,100})(?=\s*[,}])')
@@ -187,25 +188,20 @@ def run(args: argparse.Namespace) -> int:
     from prosfi.verify.verifier import Verifier
 
     if args.chunk_size <= 0:
-        print("prosfi check: --chunk-size must be > 0", file=sys.stderr)
-        return 2
+        raise UsageError("--chunk-size must be > 0")
     try:
         tol = Tolerance(rel=args.rel_tol, sigfigs=args.sigfigs)
     except ValueError as exc:
-        print(f"prosfi check: --rel-tol/--sigfigs: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"--rel-tol/--sigfigs: {exc}")
     try:
         config = verifier_config(args)
     except ValueError as exc:
-        print(f"prosfi check: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc))
     from_stdin = args.steps == "-"
     if not from_stdin and os.path.isdir(args.steps):
-        print(f"prosfi check: {args.steps} is a folder; give a JSONL file of step checks", file=sys.stderr)
-        return 2
+        raise UsageError(f"{args.steps} is a folder; give a JSONL file of step checks")
     if not from_stdin and not os.path.isfile(args.steps):
-        print(f"prosfi check: no such file: {args.steps}", file=sys.stderr)
-        return 2
+        raise UsageError(f"no such file: {args.steps}")
     # counting the lines reads the file once more: only worth it when a bar can be shown
     want_bar = not args.no_progress and sys.stderr.isatty() and not from_stdin
     total = _count_lines(args.steps) if want_bar else None
@@ -213,21 +209,18 @@ def run(args: argparse.Namespace) -> int:
     try:
         out: IO[str] = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     except OSError as exc:
-        print(f"prosfi check: cannot write {args.output}: {exc.strerror or exc} "
-              "(is the path right and does its folder exist?)", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot write {args.output}: {exc.strerror or exc} "
+                         "(is the path right and does its folder exist?)")
     try:
         verifier = Verifier(config)
     except ValueError as exc:  # e.g. an unknown backend name
-        print(f"prosfi check: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc))
     started = time.perf_counter()
     counts: Counter = Counter()
     try:
         src = jsonl.open_lines(args.steps)
     except OSError as exc:
-        print(f"prosfi check: cannot read {args.steps}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot read {args.steps}: {exc.strerror or exc}")
     try:
         with verifier:
             lines = (text for _, text, _ in jsonl.read_lines(src))
