@@ -70,10 +70,11 @@ class RequestCache:
 class EndpointConfig:
     url: str = field(metadata={"help": "OpenAI-compatible base URL, e.g. http://localhost:8000/v1"})
     served_model: str = field(metadata={"help": "the model name the server serves"})
-    concurrency: int = field(default=8, metadata={"help": "requests in flight at once"})
-    retries: int = field(default=5, metadata={"help": "retries per request (connection errors, 429, 5xx)"})
+    concurrency: int = field(default=8, metadata={"help": "endpoint requests in flight at once"})
+    retries: int = field(default=5, metadata={"help": "retries per endpoint request, with backoff (connection "
+                                              "errors, timeouts, 408, 409, 429, 5xx)"})
     backoff_s: float = field(default=1.0, metadata={"help": "first retry delay; doubles each retry (max 60 s)"})
-    timeout_s: float = field(default=600.0, metadata={"help": "per-request timeout"})
+    timeout_s: float = field(default=600.0, metadata={"help": "seconds per endpoint request"})
     api_key: str | None = field(default=None, metadata={"help": "bearer token (default: $OPENAI_API_KEY)"})
 
 

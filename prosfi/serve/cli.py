@@ -10,38 +10,32 @@ import argparse
 import os
 import sys
 
+from prosfi.configflags import Flags
+from prosfi.rewards.config import REWARD_MODES, RewardConfig
+from prosfi.serve.config import ServeConfig
 from prosfi.usage import UsageError
 
 TOKEN_ENV = "PROSFI_SERVE_TOKEN"
 
 
+# ServeConfig's flags (prosfi.configflags); the two byte limits are given in MiB (--max-body-mb, --idempotency-mb).
+SERVE_FLAGS = Flags(ServeConfig, ("host", "port", "token", "max_batch", "max_queue", "queue_timeout_s", "passes",
+                                  "spare_workers"),
+                    notes={"token": f"(default: ${TOKEN_ENV})"})
+SERVE_REWARD_FLAGS = Flags(RewardConfig, ("mode",), names={"mode": "--reward"}, choices={"mode": REWARD_MODES},
+                           notes={"mode": "Here: the mode of a request that names none."})
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from prosfi.eval.cli import add_source_arguments
-    from prosfi.rewards.config import REWARD_MODES
-    from prosfi.serve.config import ServeConfig
     from prosfi.verify.cli import add_verifier_arguments
 
     d = ServeConfig()
     g = parser.add_argument_group("service")
-    g.add_argument("--host", default=d.host, help="address to bind (default: %(default)s, this machine only)")
-    g.add_argument("--port", type=int, default=d.port, help="TCP port (default: %(default)s)")
-    g.add_argument("--token", default=None, help=f"require `Authorization: Bearer TOKEN` (default: ${TOKEN_ENV})")
-    g.add_argument("--reward", choices=REWARD_MODES, default="prosfi",
-                   help="reward mode of a request that names none (default: %(default)s)")
+    SERVE_FLAGS.add(g)
+    SERVE_REWARD_FLAGS.add(g)
     g.add_argument("--max-body-mb", type=float, default=d.max_body_bytes / (1 << 20),
                    help="largest request body in MiB; larger: 413 (default: %(default)s)")
-    g.add_argument("--max-batch", type=int, default=d.max_batch,
-                   help="completions or checks per request; more: 413 (default: %(default)s)")
-    g.add_argument("--max-queue", type=int, default=d.max_queue,
-                   help="completions waiting before new requests get 429 (default: %(default)s)")
-    g.add_argument("--queue-timeout-s", type=float, default=d.queue_timeout_s,
-                   help="a request not answered this long after it arrived (queued or being scored) is "
-                   "answered masked: the bound on a request's latency (default: %(default)s)")
-    g.add_argument("--passes", type=int, default=d.passes,
-                   help="verifier passes at once, sharing the workers job by job (default: %(default)s)")
-    g.add_argument("--spare-workers", type=int, default=d.spare_workers,
-                   help="workers started beyond --workers while all are busy for other passes "
-                   "(default: %(default)s)")
     g.add_argument("--idempotency-mb", type=float, default=d.idempotency_bytes / (1 << 20),
                    help="MiB of answers kept for Idempotency-Key replays, oldest forgotten first "
                    "(default: %(default)s)")
@@ -57,14 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace):
-    from prosfi.serve.config import ServeConfig, ServeSettings
+    from prosfi.serve.config import ServeSettings
     from prosfi.verify.cli import verifier_config
 
-    serve = ServeConfig(host=args.host, port=args.port, token=args.token or os.environ.get(TOKEN_ENV) or None,
-                        max_body_bytes=int(args.max_body_mb * (1 << 20)), max_batch=args.max_batch,
-                        max_queue=args.max_queue, queue_timeout_s=args.queue_timeout_s,
-                        idempotency_bytes=int(args.idempotency_mb * (1 << 20)), passes=args.passes,
-                        spare_workers=args.spare_workers)
+    given = SERVE_FLAGS.kwargs(args)
+    given["token"] = given.get("token") or os.environ.get(TOKEN_ENV) or None
+    serve = ServeConfig(**given, max_body_bytes=int(args.max_body_mb * (1 << 20)),
+                        idempotency_bytes=int(args.idempotency_mb * (1 << 20)))
     return ServeSettings(serve=serve, verifier=verifier_config(args), data=tuple(args.data), count=args.count,
                          limit=args.limit, data_seed=args.data_seed, reward=args.reward)
 
