@@ -3,6 +3,11 @@ only, goes through `prosfi eval`'s scoring, metrics, report and plots and throug
 pairs and search step reading without a line of prosfi changed; and no module of `prosfi.prm` or
 `prosfi.eval` branches on a problem kind or a domain's name.
 
+The completion-format seam (`prosfi.rewards.formats`) likewise: a toy format ("bare": the total alone, no
+tags), registered here only under its own reward mode, goes through the GRPO rows, eval's prompts, the reward
+functions and eval's scoring; and no module of the layers above the domains spells a reward mode or format
+that is not the steps one (`direct_lean`, `lean_proof`) outside the one mapping.
+
 The toy domain ("tally"): add up the givens. A step `{"id": "s1", "sum": ["n1", "n2"], "value": 5}` is
 valid when it cites known ids and its value is their sum; citing an unknown id is guard `citation`, which
 the domain reports as its eval rate `bad_citation_rate`.
@@ -23,6 +28,9 @@ from prosfi.chain import ChainResult, StepResult
 from prosfi.data.problem import Problem
 from prosfi.domains import Domain, EvalColumn, domain_for, register
 from prosfi.jsonl import loads
+from prosfi.rewards import formats
+from prosfi.rewards.formats import CompletionFormat, format_for, register_format
+from prosfi.rewards.score import ScoreResult
 from prosfi.trace.schema import parse_trace
 
 KIND = "tally"
@@ -251,6 +259,113 @@ def test_prm_labels_pairs_and_search_steps_of_the_toy_domain(toy):
     assert read_step('{"id": "s1", "conclusion": "A"}', toy).reason.startswith("schema: a tally step")
 
 
+# ------------------------------------------------------------------ the toy completion format (this file only)
+BARE_MODE = "bare_total"
+BARE_PROMPT = "Reply with the total alone: no tags, no steps."
+
+
+def _bare_answer(gold: int, text: str):
+    """(format ok, answer correct, the answer) of a bare completion: one integer, nothing else."""
+    text = text.strip()
+    if not text.lstrip("-").isdigit():
+        return False, False, None
+    return True, int(text) == gold, text
+
+
+class BareReward:
+    def __init__(self, reward_config) -> None:
+        self.levels, self.__name__ = reward_config, f"{reward_config.mode}_reward"
+
+    def __call__(self, prompts=None, completions=None, answer=None, **kwargs):
+        """Reads the rows' `answer` column (the toy kind is not in Problem.from_dict's own list of kinds)."""
+        out = []
+        for gold, text in zip(answer, completions):
+            ok, right, _ = _bare_answer(int(gold), text)
+            out.append(self.levels.right_verified if right else self.levels.wrong_answer if ok
+                       else self.levels.format_failure)
+        return out
+
+
+class BareFormat(CompletionFormat):
+    name = "bare"
+    title = "bare"
+    few_shot = False
+    gold_traces = False
+    served = False
+
+    def prompt_rows(self, problems, system_prompt=None, few_shot=0, chain=None):
+        from prosfi.domains.prompts import prompt_rows
+
+        return prompt_rows(problems, system_prompt or BARE_PROMPT, 0, user_suffix=lambda p: "The total is?")
+
+    def reward_funcs(self, reward_config, chain_config=None, verifier=None, audit_path=None, *,
+                     asynchronous=False, lean_config=None):
+        return [BareReward(reward_config)]
+
+    def unavailable(self, lean_config=None):
+        return "needs an abacus: none here"
+
+    def score(self, problems, completions, verifier, reward_config, chain_config=None):
+        out = []
+        for problem, text in zip(problems, completions):
+            ok, right, answer = _bare_answer(problem.answer["value"], text)
+            out.append(ScoreResult(problem.id, reward_config.mode, 1.0 if right else 0.0, ok, answer, right,
+                                   chain_valid=right, reason="" if ok else "not one integer"))
+        return out
+
+
+@pytest.fixture()
+def bare(toy, monkeypatch):
+    """The toy format registered for one test (over the toy domain); the format registry is restored after it."""
+    monkeypatch.setattr(formats, "_LOADED", dict(formats._LOADED))
+    monkeypatch.setattr(formats, "MODE_FORMATS", dict(formats.MODE_FORMATS))
+    return register_format(BareFormat(), modes=(BARE_MODE,))
+
+
+def test_a_registered_format_flows_through_rows_rewards_and_eval_scoring(bare, tmp_path):
+    from prosfi.eval.evaluate import evaluate
+    from prosfi.eval.generate import Generation, PromptSettings, build_prompts
+    from prosfi.rewards import RewardConfig, make_reward_funcs
+    from prosfi.train.rows import grpo_dataset
+
+    assert format_for(BARE_MODE) is bare and BARE_MODE in formats.mode_names()
+    with pytest.raises(ValueError, match="registered already"):
+        register_format(BareFormat(), modes=("another_mode",))
+    with pytest.raises(ValueError, match="bare_total select format 'bare' already"):
+        register_format(type("Bare2", (BareFormat,), {"name": "bare2"})(), modes=(BARE_MODE,))
+    rows = grpo_dataset(PROBLEMS, reward_mode=BARE_MODE)
+    assert [r["prompt"][0]["content"] for r in rows] == [BARE_PROMPT] * 2
+    assert rows[0]["prompt"][-1]["content"] == TallyDomain().user_prompt(PROBLEMS[0]) + "\n\nThe total is?"
+    assert build_prompts(PROBLEMS, PromptSettings(reward_mode=BARE_MODE, few_shot=2)) == [r["prompt"] for r in rows]
+    with pytest.raises(ValueError, match=f"few_shot: 0 with reward_mode: {BARE_MODE}"):
+        grpo_dataset(PROBLEMS, few_shot=1, reward_mode=BARE_MODE)
+
+    (reward,) = make_reward_funcs(BARE_MODE)
+    assert reward.__name__ == "bare_total_reward"
+    column = [rows[0]["answer"], rows[0]["answer"], rows[1]["answer"]]
+    assert reward(completions=["9", "12", "eleven"], answer=column, problem=[""] * 3) == [1.0, 0.1, 0.0]
+
+    gens = [Generation("t1", 0, "9"), Generation("t1", 1, "8"), Generation("t2", 0, " 11\n"),
+            Generation("t2", 1, "<answer>11</answer>")]
+    result = evaluate(PROBLEMS, gens, reward_config=RewardConfig(mode=BARE_MODE), out_dir=tmp_path / "run")
+    overall = result.summary["overall"]
+    assert overall["accuracy"] == 0.5 and overall["format_rate"] == 0.75 and overall["reward_hit"] == 0.5
+    assert result.summary["reward_mode"] == BARE_MODE
+    assert [r["mode"] for r in result.records] == [BARE_MODE] * 4
+
+
+def test_recipe_checks_and_preflight_ask_the_format(bare):
+    from prosfi.train.config import ProsfiScriptArguments, validate
+    from prosfi.train.preflight import RecipeError, check_backends
+
+    with pytest.raises(ValueError, match="not the bare one; set sft: false with reward_mode: bare_total"):
+        validate(ProsfiScriptArguments(reward_mode=BARE_MODE, sft=True))
+    script = ProsfiScriptArguments(reward_mode=BARE_MODE)
+    validate(script)
+    with pytest.raises(RecipeError, match="reward_mode bare_total needs an abacus: none here"):
+        check_backends(script)
+
+
 # ------------------------------------------------------------------ no kind above the domains
 ROOT = Path(prosfi.__file__).parent
 LAYERS = ("prm", "eval")
@@ -299,3 +414,53 @@ def test_the_kind_check_sees_a_planted_branch(tmp_path):
     planted.write_text('"""the logic domain"""\n'
                        'def f(p, d):\n    if p.kind == "quantity":\n        return 1\n    return d.name != "logic"\n')
     assert len(_kind_knowledge(planted, {"logic", "quantity"})) == 4  # two compares, two strings; not the docstring
+
+
+# ------------------------------------------------------------------ no reward format above the domains
+FORMAT_LAYERS = ("rewards", "train", "eval", "prm", "serve", "integrations")
+# Where a mode or format other than the steps one may be spelled, each with its reason: the mapping from the
+# user's spelling (`reward_mode: direct_lean`) to the format, and the format's registry entry; the format's own
+# definition names itself.
+FORMAT_ALLOWED = {
+    ("prosfi.rewards.formats", "direct_lean"),  # MODE_FORMATS: the one mapping of the user's reward mode
+    ("prosfi.rewards.formats", "lean_proof"),  # MODE_FORMATS' value and _REGISTRY's key
+    ("prosfi.rewards.direct_lean", "lean_proof"),  # DirectLeanFormat.name: the format's own module
+}
+
+
+def _format_names() -> set[str]:
+    """The reward modes and formats that are not the steps one (the steps format's modes, `prosfi`, `format`,
+    ..., are also ordinary words and the steps scoring's own modes)."""
+    return ({m for m, f in formats.MODE_FORMATS.items() if f != formats.DEFAULT_FORMAT}
+            | set(formats.MODE_FORMATS.values()) - {formats.DEFAULT_FORMAT})
+
+
+def _format_knowledge(path: Path, module: str, names: set[str]) -> list[str]:
+    """Every string constant (docstrings aside) that is one of `names`, outside FORMAT_ALLOWED; a
+    comparison with one is such a constant too."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                  and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [f"{module}:{node.lineno}: the string {node.value!r}" for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+            and node.value in names and (module, node.value) not in FORMAT_ALLOWED]
+
+
+def test_no_layer_above_the_domains_special_cases_a_reward_format():
+    names = _format_names()
+    assert names == {"direct_lean", "lean_proof"}
+    hits = []
+    for layer in FORMAT_LAYERS:
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            parts = path.relative_to(ROOT.parent).with_suffix("").parts
+            module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            hits += _format_knowledge(path, module, names)
+    assert hits == []
+
+
+def test_the_format_check_sees_a_planted_branch(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text('"""reward_mode direct_lean"""\n'
+                       'def f(script):\n    if script.reward_mode == "direct_lean":\n        return "lean_proof"\n')
+    assert len(_format_knowledge(planted, "prosfi.train.planted", {"direct_lean", "lean_proof"})) == 2

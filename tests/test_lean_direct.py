@@ -193,3 +193,21 @@ def test_direct_lean_training_rows_ask_for_a_lean_proof_not_steps():
     assert extract_direct(completion("A", "exact h1 candy h2")).lean == "exact h1 candy h2"
     with pytest.raises(ValueError, match="few_shot"):
         grpo_dataset([TFU], few_shot=1, reward_mode="direct_lean")
+
+
+def test_the_mode_selects_the_direct_lean_format_everywhere():
+    """`reward_mode: direct_lean` is mapped to the format once; eval's prompts are the training rows' (worked
+    examples dropped: the format has none), preflight names what is missing, serve and the callback skip it."""
+    from prosfi.eval.generate import PromptSettings, build_prompts
+    from prosfi.rewards.direct_lean import DirectLeanFormat
+    from prosfi.rewards.formats import format_for
+    from prosfi.train.rows import grpo_dataset
+
+    fmt = format_for("direct_lean")
+    assert isinstance(fmt, DirectLeanFormat) and fmt.name == "lean_proof"
+    assert not (fmt.few_shot or fmt.gold_traces or fmt.served or fmt.eval_scored)
+    rows = grpo_dataset([TFU, KK], reward_mode="direct_lean")
+    assert build_prompts([TFU, KK], PromptSettings(few_shot=3, reward_mode="direct_lean")) == [r["prompt"] for r in rows]
+    missing = fmt.unavailable(LeanConfig(project="/nonexistent-lean-project"))
+    assert missing.startswith("needs Lean: ")
+    assert fmt.unavailable(LeanConfig(repl_command=(sys.executable, STANDIN))) == ""

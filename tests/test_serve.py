@@ -105,6 +105,10 @@ def test_bad_input_gets_the_right_status_and_the_server_keeps_serving(srv, data)
         r = httpx.post(url + "/score", content=raw, headers={"content-type": "application/json"}, timeout=60)
         assert r.status_code == status, (raw[:60], r.text)
         assert "error" in r.json() and r.json()["field"] == field
+    # a mode whose completion format the service does not score (a whole Lean proof): refused by the format
+    r = httpx.post(url + "/score", json={"completions": [], "reward": "direct_lean"})
+    assert r.status_code == 422 and r.json()["field"] == "reward"
+    assert r.json()["error"] == "reward: direct_lean is not served; use prosfi, outcome, step_fraction or format"
     r = httpx.post(url + "/openrlhf", json={"query": ["x"], "prompts": [""], "labels": ["no-such-id"]})
     assert r.status_code == 422 and r.json()["field"] == "labels.0"
     # a label is a JSON string the body's depth bound does not see into: deep nesting inside it is a 422

@@ -70,16 +70,14 @@ class PromptSettings:
 
 
 def build_prompts(problems: Sequence[Problem], settings: PromptSettings | None = None) -> list[list[dict]]:
-    """The chat messages `prosfi train` would show for each problem (system prompt, shots, problem)."""
-    from prosfi.domains.prompts import prompt_rows
+    """The chat messages `prosfi train` would show for each problem (system prompt, shots, problem), in the
+    completion format the reward mode selects (`prosfi.rewards.formats`); a format without worked examples
+    gets none."""
+    from prosfi.rewards.formats import format_for
 
     s = settings or PromptSettings()
-    if s.reward_mode == "direct_lean":
-        from prosfi.rewards.direct_lean import DIRECT_LEAN_SYSTEM_PROMPT, direct_lean_prompt
-
-        rows = prompt_rows(problems, s.system_prompt or DIRECT_LEAN_SYSTEM_PROMPT, 0, user_suffix=direct_lean_prompt)
-    else:
-        rows = prompt_rows(problems, s.system_prompt or None, s.few_shot, chain=s.chain)  # None: the domain's
+    fmt = format_for(s.reward_mode)
+    rows = fmt.prompt_rows(problems, s.system_prompt, s.few_shot if fmt.few_shot else 0, s.chain)
     return [r["prompt"] for r in rows]
 
 

@@ -1,4 +1,5 @@
-"""Generations -> scored records (one per completion), through `prosfi.rewards.score.score_batch`.
+"""Generations -> scored records (one per completion), through the completion format's `score` (the steps
+format's is `prosfi.rewards.score.score_batch`).
 
 A record is the `completions.jsonl` line of `prosfi eval`: the `prosfi score` record (answer,
 per-step verdicts, reward, reason) plus what the metrics need (source, difficulty, sample, step
@@ -19,18 +20,15 @@ def score_generations(problems: Mapping[str, Problem] | Sequence[Problem], gener
                       verifier, reward_config=None, chain_config=None, batch_size: int = 2048,
                       progress: bool = False) -> list[dict[str, Any]]:
     """Score every generation against its problem; a generation for an unknown problem id gets a
-    record with `reason: "unknown problem"` and no group (it is left out of the metrics). The chain is
-    always checked: a reward mode that would skip it (format, outcome) scores as prosfi."""
-    import dataclasses
-
+    record with `reason: "unknown problem"` and no group (it is left out of the metrics). The completion
+    format the reward mode selects scores them (`CompletionFormat.score`); the steps format always checks
+    the chain: a mode that would skip it (format, outcome) scores as prosfi."""
     from prosfi.rewards.config import RewardConfig
-    from prosfi.rewards.score import score_batch
+    from prosfi.rewards.formats import format_for
 
     by_id = problems if isinstance(problems, Mapping) else {p.id: p for p in problems}
-    reward_config = reward_config or RewardConfig(mode="prosfi")
-    if reward_config.mode not in ("prosfi", "step_fraction"):
-        # reward hit needs the chain checked: modes that skip it (format, outcome, direct_lean) score as prosfi
-        reward_config = dataclasses.replace(reward_config, mode="prosfi")
+    reward_config = reward_config or RewardConfig()
+    fmt = format_for(reward_config.mode)
     out: list[dict[str, Any]] = []
     from tqdm.auto import tqdm
 
@@ -39,7 +37,7 @@ def score_generations(problems: Mapping[str, Problem] | Sequence[Problem], gener
         for start in range(0, len(generations), batch_size):
             batch = generations[start:start + batch_size]
             probs = [by_id.get(g.problem_id) for g in batch]
-            results = score_batch(probs, [g.completion for g in batch], verifier, reward_config, chain_config)
+            results = fmt.score(probs, [g.completion for g in batch], verifier, reward_config, chain_config)
             for g, p, res in zip(batch, probs, results):
                 out.append(record(g, p, res))
             bar.update(len(batch))

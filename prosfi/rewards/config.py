@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-REWARD_MODES = ("prosfi", "outcome", "step_fraction", "format")
-ALL_MODES = REWARD_MODES + ("direct_lean",)  # direct_lean lives in prosfi.rewards.direct_lean
+from prosfi.rewards.formats import DEFAULT_FORMAT, mode_names, modes_of
+
+# the modes of the steps format: what `prosfi score`, `prosfi serve` and a recipe's reward_url take
+REWARD_MODES = modes_of(DEFAULT_FORMAT)
+ALL_MODES = mode_names()  # every mode at import (prosfi.rewards.formats maps each to its format)
 
 
 @dataclass
@@ -34,8 +37,9 @@ class RewardConfig:
     )
 
     def __post_init__(self) -> None:
-        if self.mode not in ALL_MODES:
-            raise ValueError(f"RewardConfig.mode: {self.mode!r} is not one of {', '.join(ALL_MODES)}")
+        modes = mode_names()  # read now: a format registered at run time adds its modes
+        if self.mode not in modes:
+            raise ValueError(f"RewardConfig.mode: {self.mode!r} is not one of {', '.join(modes)}")
         levels = ("format_failure", "wrong_answer", "right_unverified", "right_verified")
         values = [float(getattr(self, name)) for name in levels]
         for (a, va), (b, vb) in zip(zip(levels, values), zip(levels[1:], values[1:])):

@@ -1,4 +1,6 @@
-"""The direct-Lean baseline reward: the policy writes a whole Lean tactic proof for the problem.
+"""The direct-Lean completion format (`lean_proof`, reward mode direct_lean): the policy writes a whole Lean
+tactic proof for the problem. Its tags, prompt and checker are here, behind `DirectLeanFormat`
+(`prosfi.rewards.formats`); no layer above asks for them by name.
 
 Completion layout: `<think>…</think>`, then `<answer>…</answer>` (a letter / True / False /
 Uncertain, or the K&K assignment text) and `<lean>…</lean>` (a tactic proof body only). We
@@ -29,6 +31,7 @@ from typing import Any
 
 from prosfi.data.problem import Problem
 from prosfi.rewards.audit import AuditLog, audit_step, completion_sha256
+from prosfi.rewards.formats import CompletionFormat
 from prosfi.verify.lean.config import LeanConfig
 from prosfi.verify.lean.render import (
     DIRECT_THEOREM,
@@ -162,22 +165,24 @@ class _Scored:
 
 
 class DirectLeanReward:
-    """TRL reward callable (`__name__` "direct_lean_reward"); owns a REPL pool until `close()`."""
+    """TRL reward callable (`__name__` "<mode>_reward", e.g. "direct_lean_reward"; its metrics and completions
+    column are named after the mode too); owns a REPL pool until `close()`."""
 
     def __init__(self, reward_config, lean_config: LeanConfig | None = None, audit_path: str | None = None,
                  pool=None):
         self.levels = reward_config
+        self.mode = reward_config.mode
         self.lean_config = lean_config or LeanConfig()
         if pool is None:
             reason = self.lean_config.unavailable()
             if reason:
-                raise RuntimeError(f"reward mode 'direct_lean' needs Lean: {reason}")
+                raise RuntimeError(f"reward mode {self.mode!r} needs Lean: {reason}")
             from prosfi.verify.lean.pool import ReplPool
 
             pool = ReplPool(self.lean_config)
         self.pool = pool
         self.audit = AuditLog(audit_path) if audit_path else None  # `{rank}` -> this rank's file
-        self.__name__ = "direct_lean_reward"
+        self.__name__ = f"{self.mode}_reward"
 
     def __call__(self, prompts=None, completions=None, **kwargs) -> list[float | None]:
         from prosfi.trace.answer import answer_correct, parse_answer
@@ -256,18 +261,18 @@ class DirectLeanReward:
         return [r.reward for r in results]
 
     def _log(self, results: list[_Scored], texts: list[str], kwargs: dict) -> None:
-        log_metric = kwargs.get("log_metric")
+        log_metric, mode = kwargs.get("log_metric"), self.mode
         if log_metric is not None and results:
             n = len(results)
-            log_metric("direct_lean/verified", sum(r.verified for r in results) / n)
-            log_metric("direct_lean/answer_accuracy", sum(r.answer_correct for r in results) / n)
-            log_metric("direct_lean/format_ok", sum(r.format_ok for r in results) / n)
+            log_metric(f"{mode}/verified", sum(r.verified for r in results) / n)
+            log_metric(f"{mode}/answer_accuracy", sum(r.answer_correct for r in results) / n)
+            log_metric(f"{mode}/format_ok", sum(r.format_ok for r in results) / n)
             checked = [r.lean_ms for r in results if r.lean_ms]
             if checked:
-                log_metric("direct_lean/lean_ms", sum(checked) / len(checked))
+                log_metric(f"{mode}/lean_ms", sum(checked) / len(checked))
         log_extra = kwargs.get("log_extra")
         if log_extra is not None:
-            log_extra("direct_lean", [f"{r.reason} → {r.reward}" for r in results])
+            log_extra(mode, [f"{r.reason} → {r.reward}" for r in results])
         if self.audit is None:
             return
         from prosfi.rewards.audit import bounded_text
@@ -275,7 +280,7 @@ class DirectLeanReward:
         now = round(time.time(), 3)
         try:
             self.audit.append([{
-                "time": now, "step": audit_step(kwargs.get("trainer_state")), "mode": "direct_lean",
+                "time": now, "step": audit_step(kwargs.get("trainer_state")), "mode": mode,
                 "problem_id": r.problem_id, "completion_sha256": completion_sha256(t),
                 "completion": bounded_text(t, self.audit.max_text_chars),
                 "reward": r.reward, "format_ok": r.format_ok, "answer": r.answer,
@@ -283,7 +288,7 @@ class DirectLeanReward:
                 "reason": r.reason,
             } for r, t in zip(results, texts)])
         except OSError as exc:
-            log.warning("direct_lean: audit log write failed: %r", exc)
+            log.warning("%s: audit log write failed: %r", mode, exc)
 
     def close(self) -> None:
         self.pool.close()
@@ -308,4 +313,35 @@ def direct_lean_reward_funcs(reward_config, lean_config: LeanConfig | None = Non
     return [DirectLeanReward(reward_config, lean_config, audit_path)]
 
 
-__all__ = ["DirectBlocks", "DirectLeanReward", "direct_lean_reward_funcs", "extract_direct", "problem_statement"]
+# ---------------------------------------------------------------- the format
+class DirectLeanFormat(CompletionFormat):
+    """`<think>`, `<answer>`, `<lean>`: the direct-Lean system prompt (unless the recipe gives one) and each
+    problem's Lean statement in the user turn; scored by `DirectLeanReward`. The domains' worked examples
+    and gold traces are in the steps format, so it has neither (few_shot: 0, sft: false); it needs a Lean
+    toolchain; `prosfi serve` does not score it; eval's step metrics do not apply (the eval callback does not
+    run; `prosfi eval` reads its completions as steps)."""
+
+    name = "lean_proof"
+    title = "direct-Lean"
+    few_shot = False
+    gold_traces = False
+    served = False
+    eval_scored = False
+    system_prompt = DIRECT_LEAN_SYSTEM_PROMPT
+
+    def prompt_rows(self, problems, system_prompt=None, few_shot=0, chain=None) -> list[dict]:
+        from prosfi.domains.prompts import prompt_rows
+
+        return prompt_rows(problems, system_prompt or self.system_prompt, 0, user_suffix=direct_lean_prompt)
+
+    def reward_funcs(self, reward_config, chain_config=None, verifier=None, audit_path=None, *,
+                     asynchronous=False, lean_config=None) -> list[Callable]:
+        return direct_lean_reward_funcs(reward_config, lean_config=lean_config, audit_path=audit_path)
+
+    def unavailable(self, lean_config=None) -> str:
+        reason = (lean_config or LeanConfig()).unavailable()
+        return f"needs Lean: {reason}" if reason else ""
+
+
+__all__ = ["DirectBlocks", "DirectLeanFormat", "DirectLeanReward", "direct_lean_reward_funcs", "extract_direct",
+           "problem_statement"]

@@ -17,9 +17,10 @@ from typing import Any
 from prosfi.chain import ChainConfig
 from prosfi.data.problem import Problem
 from prosfi.rewards.audit import AuditLog, audit_step
-from prosfi.rewards.config import ALL_MODES, RewardConfig
+from prosfi.rewards.config import RewardConfig
+from prosfi.rewards.formats import DEFAULT_FORMAT, CompletionFormat, format_for
 from prosfi.rewards.metrics import EXTRA_COLUMN, batch_metrics, cache_hit_rate, summaries
-from prosfi.rewards.score import ScoreResult, _Scoring
+from prosfi.rewards.score import ScoreResult, _Scoring, score_batch
 from prosfi.trace.extract import completion_text
 
 log = logging.getLogger(__name__)
@@ -131,28 +132,47 @@ def _problem(value: Any) -> Problem | None:
         return None
 
 
+class StepsFormat(CompletionFormat):
+    """The steps format (`<think>`, `<steps>`, `<answer>`): the domains' prompts, worked examples and gold
+    traces; scored by `ProsfiReward` in the modes prosfi, outcome, step_fraction and format."""
+
+    name = DEFAULT_FORMAT
+    title = "steps"
+    CHAIN_MODES = ("prosfi", "step_fraction")  # the modes whose reward checks the chain
+
+    def reward_funcs(self, reward_config, chain_config=None, verifier=None, audit_path=None, *,
+                     asynchronous=False, lean_config=None) -> list[Callable]:
+        mode = reward_config.mode
+        if mode in self.CHAIN_MODES and verifier is None:
+            raise ValueError(f"reward mode {mode!r} needs a verifier: make_reward_funcs(..., verifier=Verifier(...))")
+        audit = AuditLog(audit_path) if audit_path else None
+        cls = AsyncProsfiReward if asynchronous else ProsfiReward
+        return [cls(reward_config, chain_config or ChainConfig(), verifier, audit)]
+
+    def score(self, problems, completions, verifier, reward_config, chain_config=None) -> list[ScoreResult]:
+        """The chain is always checked: reward hit needs it, so a mode that would skip it (format, outcome,
+        another format's) scores as prosfi."""
+        if reward_config.mode not in self.CHAIN_MODES:
+            reward_config = replace(reward_config, mode="prosfi")
+        return score_batch(problems, completions, verifier, reward_config, chain_config)
+
+
 def make_reward_funcs(mode: str = "prosfi", reward_config: RewardConfig | None = None,
                       chain_config: ChainConfig | None = None, verifier=None,
                       audit_path: str | None = None, *, asynchronous: bool = False,
                       lean_config: Any = None) -> list[Callable]:
-    """The TRL reward functions for `mode` (one callable; its `__name__` is `<mode>_reward`).
+    """The TRL reward functions for `mode` (one callable; its `__name__` is `<mode>_reward`), made by the
+    completion format the mode selects (`prosfi.rewards.formats`).
 
     `verifier` (a `prosfi.verify.Verifier`) is needed by `prosfi` and `step_fraction`; its lifetime
     is the caller's. `audit_path` (may contain `{rank}`) gets one JSON line per scored completion.
-    `asynchronous=True` returns the `async def` variant. `direct_lean` is imported only when asked for.
+    `asynchronous=True` returns the `async def` variant. `lean_config` reaches a format that runs Lean
+    (direct_lean); a format's module is imported only when its mode is asked for.
     """
-    if mode not in ALL_MODES:
-        raise ValueError(f"unknown reward mode {mode!r}; choose one of {', '.join(ALL_MODES)}")
+    fmt = format_for(mode)
     reward_config = replace(reward_config or RewardConfig(), mode=mode)
-    if mode == "direct_lean":
-        from prosfi.rewards.direct_lean import direct_lean_reward_funcs
-
-        return direct_lean_reward_funcs(reward_config, lean_config=lean_config, audit_path=audit_path)
-    if mode in ("prosfi", "step_fraction") and verifier is None:
-        raise ValueError(f"reward mode {mode!r} needs a verifier: make_reward_funcs(..., verifier=Verifier(...))")
-    audit = AuditLog(audit_path) if audit_path else None
-    cls = AsyncProsfiReward if asynchronous else ProsfiReward
-    return [cls(reward_config, chain_config or ChainConfig(), verifier, audit)]
+    return fmt.reward_funcs(reward_config, chain_config, verifier, audit_path, asynchronous=asynchronous,
+                            lean_config=lean_config)
 
 
-__all__ = ["PROBLEM_COLUMN", "AsyncProsfiReward", "ProsfiReward", "make_reward_funcs"]
+__all__ = ["PROBLEM_COLUMN", "AsyncProsfiReward", "ProsfiReward", "StepsFormat", "make_reward_funcs"]

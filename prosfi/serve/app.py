@@ -23,7 +23,8 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from prosfi.rewards.config import RewardConfig
+from prosfi.rewards.config import REWARD_MODES, RewardConfig
+from prosfi.rewards.formats import format_for
 from prosfi.serve import contracts
 from prosfi.serve.config import ServeSettings
 from prosfi.serve.engine import Engine, Outcome, Overloaded, chain_config
@@ -137,12 +138,16 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
             raise HTTPFailure(413, f"{name}: {n} items, over max_batch ({cfg.max_batch})", name)
 
     def _reward(mode: str | None) -> RewardConfig:
+        """The request's reward levels in a mode the service scores: the steps format's (a format it does not
+        serve, such as direct_lean's Lean proofs, is a 422 naming the modes it does)."""
         try:
-            return RewardConfig(mode=mode or settings.reward)
+            reward = RewardConfig(mode=mode or settings.reward)
         except ValueError as exc:
             raise HTTPFailure(422, f"reward: {exc}", "reward") from None
-        if mode == "direct_lean":  # pragma: no cover - RewardConfig accepts it; the service does not
-            raise HTTPFailure(422, "reward: direct_lean is not served", "reward")
+        if not format_for(reward.mode).served:
+            raise HTTPFailure(422, f"reward: {reward.mode} is not served; use {', '.join(REWARD_MODES[:-1])} or "
+                              f"{REWARD_MODES[-1]}", "reward")
+        return reward
 
     async def _scored(request: Request, work) -> Response:
         """The answer of `work()` as JSON bytes, once per Idempotency-Key (the bytes are what is remembered)."""
@@ -188,9 +193,6 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
         body: ScoreRequest = await _body(request, ScoreRequest)
         _size(len(body.completions), "completions")
         reward, chain = _reward(body.reward), _chain(body.chain)
-        if reward.mode == "direct_lean":
-            raise HTTPFailure(422, "reward: direct_lean is not served; use prosfi, outcome, step_fraction or format",
-                              "reward")
         extra = []
         for i, p in enumerate(body.problems):
             try:

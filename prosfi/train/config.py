@@ -291,14 +291,16 @@ def validate(script_args: Any) -> None:
     if not 0.0 <= script_args.sft_careless_fraction <= 1.0:
         raise ValueError(f"sft_careless_fraction: between 0 and 1, got {script_args.sft_careless_fraction}")
     try:
-        from prosfi.rewards import ALL_MODES
+        from prosfi.rewards.formats import format_for, mode_names
     except ImportError:
-        ALL_MODES = None
-    if ALL_MODES is not None and script_args.reward_mode not in ALL_MODES:
-        raise ValueError(f"reward_mode: {script_args.reward_mode!r} is not one of {', '.join(ALL_MODES)}")
-    if script_args.reward_mode == "direct_lean" and script_args.sft:
-        raise ValueError("sft: the gold traces are in the steps format, not the direct-Lean one; set sft: false "
-                         "with reward_mode: direct_lean")
+        mode_names = None
+    if mode_names is not None:
+        if script_args.reward_mode not in mode_names():
+            raise ValueError(f"reward_mode: {script_args.reward_mode!r} is not one of {', '.join(mode_names())}")
+        fmt = format_for(script_args.reward_mode)
+        if script_args.sft and not fmt.gold_traces:
+            raise ValueError(f"sft: the gold traces are in the steps format, not the {fmt.title} one; set sft: false "
+                             f"with reward_mode: {script_args.reward_mode}")
     for prefix in MIRRORED:  # their own __post_init__ checks, now rather than when the run reaches them
         try:
             sub_config(script_args, prefix)

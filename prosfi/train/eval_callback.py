@@ -165,9 +165,11 @@ def from_script(script: Any, training: Any, verifier) -> EvalCallback | None:
     specs = split_specs(getattr(script, "eval_data", None))
     if not specs:
         return None
-    if script.reward_mode == "direct_lean":
+    from prosfi.rewards.formats import format_for
+
+    if not format_for(script.reward_mode).eval_scored:
         log.warning("eval_data: the eval callback scores steps-format completions; it does not run with "
-                    "reward_mode direct_lean")
+                    "reward_mode %s", script.reward_mode)
         return None
     from prosfi.eval.generate import PromptSettings
     from prosfi.eval.sources import load_sources

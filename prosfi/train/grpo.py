@@ -19,7 +19,7 @@ from prosfi.train.recipe import ResolvedRecipe
 
 
 class SetupError(RuntimeError):
-    """The environment cannot run this recipe (e.g. Lean missing for direct_lean); says what to fix."""
+    """The environment cannot run this recipe (e.g. Lean missing for reward_mode direct_lean); says what to fix."""
 
 
 def ensure_model(script: Any, model_args: Any) -> None:
@@ -58,7 +58,6 @@ def make_rewards(script: Any, training: Any, verifier: Any) -> list:
     audit = script.audit_path
     if audit and not os.path.isabs(audit):
         audit = str(Path(training.output_dir) / audit)
-    lean = sub_config(script, "lean") if script.reward_mode == "direct_lean" else None
     if getattr(script, "reward_url", None):  # the reward is scored by `prosfi serve` (docs/serving.md)
         from prosfi.rewards.remote import make_remote_reward_funcs
 
@@ -69,7 +68,7 @@ def make_rewards(script: Any, training: Any, verifier: Any) -> list:
     try:
         return make_reward_funcs(
             script.reward_mode, sub_config(script, "reward"), sub_config(script, "chain"), verifier,
-            audit_path=audit, asynchronous=script.reward_asynchronous, lean_config=lean,
+            audit_path=audit, asynchronous=script.reward_asynchronous, lean_config=sub_config(script, "lean"),
         )
     except (RuntimeError, ImportError) as e:
         raise SetupError(str(e)) from e

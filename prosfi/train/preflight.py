@@ -50,10 +50,11 @@ def check_backends(script: Any) -> None:
         registry.resolve(tuple(config.backends), config)
     except (ValueError, TypeError) as e:
         raise RecipeError(f"verifier_backends: {e}") from e
-    if script.reward_mode == "direct_lean":
-        reason = sub_config(script, "lean").unavailable()
-        if reason:
-            raise RecipeError(f"reward_mode direct_lean needs Lean: {reason}")
+    from prosfi.rewards.formats import format_for
+
+    missing = format_for(script.reward_mode).unavailable(lean_config=sub_config(script, "lean"))
+    if missing:  # e.g. the direct-Lean format without a Lean toolchain
+        raise RecipeError(f"reward_mode {script.reward_mode} {missing}")
 
 
 def check_run_dir(resolved: Any, sft_only: bool = False) -> Any:

@@ -11,28 +11,21 @@ from typing import Any
 from prosfi.data.problem import Problem
 
 
-def _prompt_kwargs(system_prompt: str | None, few_shot: int, chain: Any = None) -> dict[str, Any]:
-    return {"few_shot": few_shot, "chain": chain, **({"system_prompt": system_prompt} if system_prompt else {})}
-
-
 def grpo_dataset(problems: Sequence[Problem], system_prompt: str | None = None, few_shot: int = 0,
                  reward_mode: str = "prosfi", chain: Any = None):
-    """`datasets.Dataset` with `prompt` (conversational) and `problem` (JSON) columns; `chain` (the run's
-    `ChainConfig`) renders the rules a domain's system prompt states.
+    """`datasets.Dataset` with `prompt` (conversational) and `problem` (JSON) columns, in the completion
+    format `reward_mode` selects (`prosfi.rewards.formats`); `chain` (the run's `ChainConfig`) renders the
+    rules a domain's system prompt states. A format without worked examples (direct_lean: a whole Lean
+    proof) refuses `few_shot`."""
+    from datasets import Dataset
 
-    With `reward_mode="direct_lean"` the prompt asks for a Lean proof instead of steps: the
-    direct-Lean system prompt (unless one is given) and each problem's Lean statement."""
-    from prosfi.domains.prompts import build_dataset
+    from prosfi.rewards.formats import format_for
 
-    if reward_mode == "direct_lean":
-        from prosfi.rewards.direct_lean import DIRECT_LEAN_SYSTEM_PROMPT, direct_lean_prompt
-
-        if few_shot:
-            raise ValueError("few_shot: worked examples are in the steps format; use few_shot: 0 with "
-                             "reward_mode: direct_lean")
-        return build_dataset(list(problems), system_prompt or DIRECT_LEAN_SYSTEM_PROMPT,
-                             user_suffix=direct_lean_prompt)
-    return build_dataset(list(problems), **_prompt_kwargs(system_prompt, few_shot, chain))
+    fmt = format_for(reward_mode)
+    if few_shot and not fmt.few_shot:
+        raise ValueError(f"few_shot: worked examples are in the steps format; use few_shot: 0 with "
+                         f"reward_mode: {reward_mode}")
+    return Dataset.from_list(fmt.prompt_rows(list(problems), system_prompt, few_shot, chain))
 
 
 def sft_dataset(problems: Sequence[Problem], verifier: Any = None, system_prompt: str | None = None,
