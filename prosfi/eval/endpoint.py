@@ -1,9 +1,9 @@
 """Completions from an OpenAI-compatible chat endpoint (`vllm serve`, `trl vllm-serve`, a hosted API).
 
 One request per (problem, sample) with seed `seed + sample`, a bounded number in flight, each retried
-with exponential backoff and jitter (`prosfi.retry.Backoff`, shared with the serve client) on connection errors, 408/409/429 and 5xx; every finished request
-is appended to a JSONL cache at once, so an interrupted evaluation resumes where it stopped. httpx is
-imported inside the functions that send requests.
+with exponential backoff and jitter (`prosfi.retry.Backoff`, shared with the serve client) on connection
+errors, 408/409/429 and 5xx; every finished request is appended to a JSONL cache at once, so an interrupted
+evaluation resumes where it stopped. httpx is imported inside the functions that send requests.
 """
 
 from __future__ import annotations

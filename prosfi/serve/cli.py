@@ -18,11 +18,13 @@ from prosfi.usage import UsageError
 TOKEN_ENV = "PROSFI_SERVE_TOKEN"
 
 
-# ServeConfig's flags (prosfi.configflags); the two byte limits are given in MiB (--max-body-mb, --idempotency-mb).
-SERVE_FLAGS = Flags(ServeConfig, ("host", "port", "token", "max_batch", "max_queue", "queue_timeout_s", "passes",
-                                  "spare_workers"),
+# ServeConfig's flags (prosfi.configflags); its two byte limits are given in MiB (--max-body-mb,
+# --idempotency-mb).
+SERVE_FLAGS = Flags(ServeConfig, ("host", "port", "token", "max_batch", "max_queue", "queue_timeout_s",
+                                  "passes", "spare_workers"),
                     notes={"token": f"(default: ${TOKEN_ENV})"})
-SERVE_REWARD_FLAGS = Flags(RewardConfig, ("mode",), names={"mode": "--reward"}, choices={"mode": REWARD_MODES},
+SERVE_REWARD_FLAGS = Flags(RewardConfig, ("mode",), names={"mode": "--reward"},
+                           choices={"mode": REWARD_MODES},
                            notes={"mode": "Here: the mode of a request that names none."})
 
 
@@ -67,11 +69,11 @@ def run(args: argparse.Namespace) -> int:
         import fastapi  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
-        raise UsageError(f"{exc.name} is missing: pip install 'prosfi[serve]'")
+        raise UsageError(f"{exc.name} is missing: pip install 'prosfi[serve]'") from None
     try:
         settings = settings_from_args(args)
     except ValueError as exc:
-        raise UsageError(str(exc))
+        raise UsageError(str(exc)) from None
     if args.replicas < 1:
         raise UsageError("--replicas must be >= 1")
     busy = None if args.ray else port_taken(settings.serve.host, settings.serve.port)
@@ -83,13 +85,13 @@ def run(args: argparse.Namespace) -> int:
     try:  # a backend that cannot run here: say so now, not in every replica's startup log
         Verifier(settings.verifier).close()
     except ValueError as exc:
-        raise UsageError(str(exc))
+        raise UsageError(str(exc)) from None
 
     if settings.data:  # fail now, in one line, rather than in every replica
         try:
             n = len(load_problems(settings))
         except (OSError, ValueError, RuntimeError) as exc:  # a missing file, a bad spec, the hub unreachable
-            raise UsageError(f"--data: {exc}")
+            raise UsageError(f"--data: {exc}") from None
         print(f"prosfi serve: {n} preloaded problem(s) from {', '.join(settings.data)}", file=sys.stderr)
     if settings.serve.host not in ("127.0.0.1", "localhost", "::1") and not settings.serve.token:
         print(f"prosfi serve: warning: listening on {settings.serve.host} without a token (--token or "
@@ -101,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
             return serve_on_ray(settings, replicas=args.replicas, address=args.address,
                                 cpus_per_replica=args.cpus_per_replica)
         except ImportError:
-            raise UsageError("--ray needs Ray Serve: pip install 'prosfi[ray]'")
+            raise UsageError("--ray needs Ray Serve: pip install 'prosfi[ray]'") from None
     from prosfi.serve.app import create_app
     from prosfi.serve.runner import serve_forever
 

@@ -6,9 +6,9 @@ layer — the TRL remote reward, the verl and OpenRLHF adapters, a user's script
 - `await client.score(completions, problems=...)` shards the batch across the URLs (contiguous slices),
   sends each shard with its own `Idempotency-Key` (kept across its retries, so the server scores it once),
   retries connection errors, timeouts, 429 and 5xx with exponential back-off and jitter (`prosfi.retry.Backoff`,
-  shared with `prosfi eval --endpoint`), moving to the next URL each time. A shard that still fails comes back *masked* (`reward: None, masked: True,
-  failure_kind: "unavailable" | "overloaded"`), never as a wrong answer; other 4xx raise `ClientError`
-  (the request is wrong; retrying will not help).
+  shared with `prosfi eval --endpoint`), moving to the next URL each time. A shard that still fails comes back
+  *masked* (`reward: None, masked: True, failure_kind: "unavailable" | "overloaded"`), never as a wrong answer;
+  other 4xx raise `ClientError` (the request is wrong; retrying will not help).
 - It never blocks an event loop (httpx.AsyncClient); `score_sync` is for synchronous callers (verl's
   `compute_score`): it runs on the client's own loop thread.
 - It is fork-safe: a forked child (verl's `prime` process pool, any fork pool) that inherits a client the

@@ -65,9 +65,9 @@ def _merge(args: argparse.Namespace) -> int:
     try:
         out = merge_adapter(args.adapter, args.out, base=args.base, dtype=args.dtype)
     except MergeError as exc:
-        raise UsageError(str(exc), command="model merge")
+        raise UsageError(str(exc), command="model merge") from None
     except OSError as exc:
-        raise UsageError(f"cannot load or write a model: {_first_line(exc)}", command="model merge")
+        raise UsageError(f"cannot load or write a model: {_first_line(exc)}", command="model merge") from None
     print(f"merged model saved to {out} (prosfi eval --model {out} --engine vllm ... loads it)")
     return 0
 
@@ -82,9 +82,10 @@ def _smollm2(args: argparse.Namespace) -> int:
         check_out(Path(args.out))  # before transformers is imported: a wrong --out costs nothing
         out = convert(args.out, gguf=args.gguf, dtype=args.dtype)
     except ConversionError as exc:
-        raise UsageError(str(exc), command="model smollm2")
+        raise UsageError(str(exc), command="model smollm2") from None
     except OSError as exc:
-        raise UsageError(f"cannot read the GGUF or write the model: {_first_line(exc)}", command="model smollm2")
+        raise UsageError(f"cannot read the GGUF or write the model: {_first_line(exc)}",
+                         command="model smollm2") from None
     print(f"SmolLM2-135M-Instruct saved to {out} (prosfi eval --model {out} ... loads it)")
     return 0
 
@@ -97,7 +98,7 @@ def _tiny(args: argparse.Namespace) -> int:
     try:
         config = TinyModelConfig(**_tiny_flags().kwargs(args))
     except ValueError as exc:
-        raise UsageError(str(exc), command="model tiny")
+        raise UsageError(str(exc), command="model tiny") from None
     target = Path(args.out)
     if target.exists() and not target.is_dir():
         raise UsageError(f"--out {args.out} is a file; give a folder to create or reuse", command="model tiny")
@@ -109,10 +110,12 @@ def _tiny(args: argparse.Namespace) -> int:
     try:  # before the tokenizer is trained: a bad path costs nothing
         target.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"cannot create --out {args.out}: {exc.strerror or exc}", command="model tiny")
+        raise UsageError(f"cannot create --out {args.out}: {exc.strerror or exc}",
+                         command="model tiny") from None
     try:
         out = build_tiny_model(args.out, config)
     except OSError as exc:
-        raise UsageError(f"cannot write the model to {args.out}: {exc.strerror or exc}", command="model tiny")
+        raise UsageError(f"cannot write the model to {args.out}: {exc.strerror or exc}",
+                         command="model tiny") from None
     print(f"tiny model saved to {out} (load with AutoModelForCausalLM.from_pretrained({str(out)!r}))")
     return 0

@@ -64,8 +64,8 @@ def add_verifier_arguments(parser: argparse.ArgumentParser, defaults: dict[str, 
     lean = parser.add_argument_group("Lean (backends lean, lean_dojo)")
     LEAN_FLAGS.add(lean)
     lean.add_argument("--lean-timeout-ms", type=int, default=None,
-                      help="wall-clock limit per Lean check in milliseconds; the REPL is killed past it (default: "
-                      f"{int(LeanConfig().timeout_s * 1000)})")
+                      help="wall-clock limit per Lean check in milliseconds; the REPL is killed past it "
+                      f"(default: {int(LeanConfig().timeout_s * 1000)})")
 
 
 def _error_line(detail: str, raw: str | None = None, obj: Any = None) -> tuple[Any, Verdict]:
@@ -167,11 +167,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         tol = Tolerance(**TOLERANCE_FLAGS.kwargs(args))
     except ValueError as exc:
-        raise UsageError(f"--rel-tol/--sigfigs: {exc}")
+        raise UsageError(f"--rel-tol/--sigfigs: {exc}") from None
     try:
         config = verifier_config(args)
     except ValueError as exc:
-        raise UsageError(str(exc))
+        raise UsageError(str(exc)) from None
     from_stdin = args.steps == "-"
     if not from_stdin and os.path.isdir(args.steps):
         raise UsageError(f"{args.steps} is a folder; give a JSONL file of step checks")
@@ -185,17 +185,17 @@ def run(args: argparse.Namespace) -> int:
         out: IO[str] = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     except OSError as exc:
         raise UsageError(f"cannot write {args.output}: {exc.strerror or exc} "
-                         "(is the path right and does its folder exist?)")
+                         "(is the path right and does its folder exist?)") from None
     try:
         verifier = Verifier(config)
     except ValueError as exc:  # e.g. an unknown backend name
-        raise UsageError(str(exc))
+        raise UsageError(str(exc)) from None
     started = time.perf_counter()
     counts: Counter = Counter()
     try:
         src = jsonl.open_lines(args.steps)
     except OSError as exc:
-        raise UsageError(f"cannot read {args.steps}: {exc.strerror or exc}")
+        raise UsageError(f"cannot read {args.steps}: {exc.strerror or exc}") from None
     try:
         with verifier:
             lines = (text for _, text, _ in jsonl.read_lines(src))
