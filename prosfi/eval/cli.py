@@ -156,6 +156,27 @@ def prompt_settings(recipe: str | None, few_shot: int | None = None):
     return settings if few_shot is None else dataclasses.replace(settings, few_shot=few_shot)
 
 
+def recipe_scoring(args: argparse.Namespace):
+    """(reward settings, Lean settings or None) eval scores with: --reward's, unless --recipe trains another
+    completion format than --reward's (a direct-Lean recipe): then the recipe's reward settings and lean_* keys,
+    so its completions are scored in the format their prompts asked for (`CompletionFormat.score`)."""
+    from prosfi.rewards.config import RewardConfig
+    from prosfi.rewards.formats import format_for
+
+    config = RewardConfig(mode=args.reward)
+    if not args.recipe:
+        return config, None
+    from prosfi.train.config import sub_config
+    from prosfi.train.recipe import resolve
+    from prosfi.usage import stdout_kept_clean
+
+    with stdout_kept_clean():
+        script = resolve(args.recipe, [], dry_run=True).script
+    if format_for(script.reward_mode) is format_for(args.reward):
+        return config, None
+    return sub_config(script, "reward"), sub_config(script, "lean")
+
+
 def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = None,
                         notes: list[str] | None = None):
     """(generator, model label): a callable problems -> generations for --model / --endpoint /
@@ -271,7 +292,6 @@ def _run_eval(args: argparse.Namespace) -> int:
     from prosfi.eval.endpoint import EndpointError
     from prosfi.eval.evaluate import evaluate
     from prosfi.rewards.cli import chain_config_from_args
-    from prosfi.rewards.config import RewardConfig
     from prosfi.verify.cli import verifier_config
     from prosfi.verify.verifier import Verifier
 
@@ -295,7 +315,12 @@ def _run_eval(args: argparse.Namespace) -> int:
 
         judge = Judge(args.judge_endpoint, args.judge_model, prompt_path=args.judge_prompt,
                       concurrency=args.concurrency)
+    reward_config, recipe_lean = recipe_scoring(args)
     vcfg = verifier_config(args)
+    if vcfg.lean is None and recipe_lean is not None:  # --lean-* flags win over the recipe's lean_* keys
+        import dataclasses
+
+        vcfg = dataclasses.replace(vcfg, lean=recipe_lean)
     with Verifier(vcfg) as verifier:
         sources = sources_from_args(args, verifier=verifier)
         if getattr(args, "held_out_only", False):
@@ -325,7 +350,7 @@ def _run_eval(args: argparse.Namespace) -> int:
         for n in notes:
             print(f"[prosfi eval] warning: {'--completions ' if n in completion_notes else ''}{n}", file=sys.stderr)
         try:
-            result = evaluate(sources, generator, verifier=verifier, reward_config=RewardConfig(mode=args.reward),
+            result = evaluate(sources, generator, verifier=verifier, reward_config=reward_config,
                               chain_config=chain_config, out_dir=out, model=args.label or model_label, judge=judge, n_boot=args.bootstrap,
                               seed=args.seed, plots=not args.no_plots, progress=not args.no_progress, notes=notes,
                               extra={"generation": _generation_info(args)})

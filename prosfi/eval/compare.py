@@ -25,6 +25,9 @@ COMPARED = ("accuracy", "reward_hit")
 
 def _per_problem(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """problem id -> {"group": (source, difficulty), "accuracy": mean, "reward_hit": mean}."""
+    from prosfi.eval.metrics import formats_of, is_hit
+
+    formats = formats_of(records)
     acc: dict[str, list] = defaultdict(lambda: [None, 0, 0.0, 0.0])
     for r in records:
         if r.get("source") is None:
@@ -33,7 +36,7 @@ def _per_problem(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]
         row[0] = (str(r["source"]), None if r.get("difficulty") is None else str(r["difficulty"]))
         row[1] += 1
         row[2] += bool(r.get("answer_correct"))
-        row[3] += bool(r.get("answer_correct")) and bool(r.get("chain_valid"))
+        row[3] += is_hit(r, formats[r.get("mode")])  # the format's verified reasoning and a right answer
     return {pid: {"group": g, "accuracy": c / n, "reward_hit": h / n} for pid, (g, n, c, h) in acc.items()}
 
 
