@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from prosfi.usage import UsageError
+
 COMPARED = ("accuracy", "reward_hit")
 
 
@@ -156,8 +158,7 @@ def run_compare(dirs: Sequence[str], output: str | None = None, n_boot: int | No
         result = compare(dirs, n_boot=N_BOOT if n_boot is None else n_boot)
         out = output_folder(out, overwrite=True)
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        print(f"prosfi eval compare: {one_line(exc)}", file=sys.stderr)
-        return 2
+        raise UsageError(one_line(exc), command="eval compare") from None
     for note in result.get("notes", []):
         print(f"[prosfi eval compare] warning: {note}", file=sys.stderr)
     text = to_markdown(result)
