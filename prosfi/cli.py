@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         _one_line_warnings()
         return int(module.run(args) or 0)
     except UsageError as exc:  # raised by any command for a usage mistake: one line, exit 2
-        print(f"prosfi {name}: {exc}", file=sys.stderr)
+        print(f"prosfi {exc.command or name}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C outside a stage that saves on it (prosfi train does): one line
         print(f"\nprosfi {name}: interrupted", file=sys.stderr)

@@ -14,7 +14,13 @@ from pathlib import Path
 class UsageError(ValueError):
     """A mistake in how a command was called (a bad flag value, a missing input file, an output that cannot
     be written): `prosfi`'s entry point prints it as one line, `prosfi CMD: message`, and exits 2. Raise it
-    instead of printing and returning 2, so every command answers a usage mistake the same way."""
+    instead of printing and returning 2, so every command answers a usage mistake the same way. `command`
+    names a sub-subcommand for the prefix (`UsageError(msg, command="model merge")` prints `prosfi model
+    merge: msg`); by default the prefix is the command being run."""
+
+    def __init__(self, message: str, command: str | None = None) -> None:
+        super().__init__(message)
+        self.command = command
 
 
 def check_model_path(model: str, flag: str = "--model") -> None:
@@ -158,6 +164,7 @@ def stdout_kept_clean() -> Iterator[None]:
 
 __all__ = [
     "EXTRA_OF",
+    "UsageError",
     "add_overwrite_argument",
     "check_model_path",
     "clobbered_input",

@@ -69,3 +69,40 @@ def test_a_usage_error_raised_by_a_command_is_one_line_and_exit_2(monkeypatch, c
     assert main(["fake", "--n", "0"]) == 2
     err = capsys.readouterr().err
     assert err == "prosfi fake: --n must be > 1, got 0\n"
+
+
+def test_a_usage_error_can_name_the_subcommand(monkeypatch, capsys):
+    """`prosfi model tiny: …`, not `prosfi model: …`: a command with sub-commands names the one that refused."""
+    import types
+
+    from prosfi.usage import UsageError
+
+    fake = types.ModuleType("prosfi_fake_cmd2")
+    fake.add_arguments = lambda parser: None
+
+    def run(args):
+        raise UsageError("--out x is a file", command="fake tiny")
+
+    fake.run = run
+    monkeypatch.setitem(sys.modules, "prosfi_fake_cmd2", fake)
+    monkeypatch.setitem(COMMANDS, "fake", ("prosfi_fake_cmd2", "a command with sub-commands"))
+    assert main(["fake"]) == 2
+    assert capsys.readouterr().err == "prosfi fake tiny: --out x is a file\n"
+
+
+# Where `return 2` is still right: the entry point itself, `prosfi data` (its own sources helper), the
+# `usage: …` lines of train/prm train (no `prosfi CMD:` prefix), and the `python -m` scripts that have their
+# own main and never pass through prosfi.cli.
+RETURN_2_KEPT = {"prosfi/cli.py": 3, "prosfi/train/cli_train.py": 1, "prosfi/prm/cli.py": 1,
+                 "prosfi/train/host_ip.py": 1, "prosfi/train/launch_env.py": 2, "prosfi/train/verdict.py": 1,
+                 "prosfi/train/comparison.py": 1}
+
+
+def test_commands_raise_usage_error_rather_than_print_and_return_2():
+    found = {}
+    for path in sorted((ROOT / "prosfi").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        n = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip() == "return 2")
+        if n and rel != "prosfi/data/cli.py":
+            found[rel] = n
+    assert found == RETURN_2_KEPT

@@ -81,13 +81,14 @@ def test_every_gold_chain_of_the_sample_earns_the_top_reward():
 
 
 def test_a_number_the_question_never_states_stays_ungrounded(tmp_path):
-    rec = {"question": "Ann reads 5 pages every day of April. How many pages does she read in April?",
-           "answer": "April has 30 days, so she reads 5*30=<<5*30=150>>150 pages\n#### 150"}
-    path = tmp_path / "april.jsonl"
+    # cards in a deck are a fact no word pair of the table licenses (52 needs "week" and "year")
+    rec = {"question": "Ann shuffles 3 decks of cards together. How many cards are in the pile?",
+           "answer": "A deck has 52 cards, so the pile has 3*52=<<3*52=156>>156 cards\n#### 156"}
+    path = tmp_path / "deck.jsonl"
     path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
     report = LoadReport()
     (p,) = load_gsm8k(path, report=report)
-    assert "gold_steps" not in p.extra and p.extra["gold_issue"].startswith("ungrounded: literal 30")
+    assert "gold_steps" not in p.extra and p.extra["gold_issue"].startswith("ungrounded: literal 52")
     assert report.no_gold == {"ungrounded": 1}
 
 
@@ -238,7 +239,7 @@ def test_implicit_multiplication_and_bare_annotations_are_read():
 
 
 def test_gold_traces_never_cite_one_given_for_two_numbers_or_a_unit_the_solution_contradicts(tmp_path):
-    recs = [{"question": "3 people came by with tricycles. Each tire costs $2 to fix. How many dollars did she make?",
+    recs = [{"question": "3 people came by with trikes. Each tire costs $2 to fix. How many dollars did she make?",
              "answer": "There were 3 * 3 = <<3*3=9>>9 tires.\nShe made 9 * 2 = $<<9*2=18>>18.\n#### 18"},
             {"question": "It takes 90 minutes to peel the potatoes and 5 seconds to cut each of the 60 potatoes. "
                          "How many minutes does it take?",
@@ -247,5 +248,10 @@ def test_gold_traces_never_cite_one_given_for_two_numbers_or_a_unit_the_solution
     path = tmp_path / "two.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in recs) + "\n", encoding="utf-8")
     tires, potatoes = load_gsm8k(path)
-    assert "gold_steps" not in tires.extra  # `g1 * g1`: the second 3 is tires per tricycle, a fact
+    assert "gold_steps" not in tires.extra  # `g1 * g1`: the second 3 is tires per trike, a fact no pair licenses
     assert "gold_steps" not in potatoes.extra  # "5 minutes" is not the given "5 seconds"
+    # "tricycle" and "tire" license the 3 (grounding.CONSTANT_CONTEXT): the fact, the given cited once
+    recs[0]["question"] = recs[0]["question"].replace("trikes", "tricycles")
+    path.write_text(json.dumps(recs[0]) + "\n", encoding="utf-8")
+    (tricycles,) = load_gsm8k(path)
+    assert [s["expr"] for s in tricycles.extra["gold_steps"]] == ["g1 * 3", "s1 * g2"]

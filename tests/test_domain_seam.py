@@ -25,6 +25,7 @@ import pytest
 import prosfi
 from prosfi import domains
 from prosfi.chain import ChainResult, StepResult
+from prosfi.data import problem as problem_module
 from prosfi.data.problem import Problem
 from prosfi.domains import Domain, EvalColumn, domain_for, register
 from prosfi.jsonl import loads
@@ -197,7 +198,7 @@ def tally(pid: str, *values: int) -> Problem:
 def toy(monkeypatch):
     """The toy domain registered for one test; the registry is restored after it."""
     monkeypatch.setattr(domains, "_LOADED", dict(domains._LOADED))
-    monkeypatch.setattr(domains, "KIND_DOMAINS", dict(domains.KIND_DOMAINS))
+    monkeypatch.setattr(problem_module, "KINDS", dict(problem_module.KINDS))
     return register(TallyDomain())
 
 
@@ -207,6 +208,8 @@ PROBLEMS = [tally("t1", 2, 3, 4), tally("t2", 5, 6)]
 # ------------------------------------------------------------------ the layers, on the toy domain
 def test_registering_makes_the_kind_known_and_refuses_a_second_owner(toy):
     assert domain_for(PROBLEMS[0]) is toy and "tally" in domains.domain_names()
+    assert problem_module.KINDS[KIND] == "tally"  # the one list of kinds: a record of the new kind now reads
+    assert Problem.from_dict(PROBLEMS[0].to_dict()).kind == KIND
     with pytest.raises(ValueError, match="registered already"):
         register(TallyDomain())
 
@@ -376,7 +379,7 @@ ALLOWED: set[tuple[str, str]] = set()
 def _names() -> set[str]:
     """What only a domain may spell: its kinds, its name and its eval columns' names and headings."""
     columns = domains.eval_columns()
-    return (set(domains.KIND_DOMAINS) | set(domains.domain_names()) | {c.metric for c in columns}
+    return (set(problem_module.KINDS) | set(domains.domain_names()) | {c.metric for c in columns}
             | {c.record for c in columns} | {c.heading for c in columns})
 
 

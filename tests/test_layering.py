@@ -4,8 +4,9 @@ train → prm → serve → integrations.
 Every `prosfi` import (module level, inside functions, under TYPE_CHECKING) is read with `ast`; a
 module may import its own layer or a lower one, and the module import graph has no cycles.
 Top-level helper modules (`prosfi.jsonl`) and standalone leaves (`prosfi.serve.client`, which imports no
-prosfi module, so the TRL remote reward in `rewards` can use it) sit below every layer; commands (`prosfi.cli`,
-`prosfi.__main__`, and a package's command modules `<package>.cli`, `*_cli`, `cli_*`) sit above all of them.
+prosfi module but the leaf `prosfi.retry`, so the TRL remote reward in `rewards` can use it) sit below every
+layer; commands (`prosfi.cli`, `prosfi.__main__`, and a package's command modules `<package>.cli`, `*_cli`,
+`cli_*`) sit above all of them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import prosfi
 
 LAYERS = ("logic", "quant", "verify", "data", "trace", "chain", "domains", "rewards", "eval", "train", "prm",
           "serve", "integrations")
-LEAVES = ("prosfi.serve.client",)
+LEAVES = ("prosfi.serve.client", "prosfi.retry")
 # Known exceptions, each with its reason. /check reuses `prosfi check`'s line reader (`check_lines`), so check
 # lines of every domain are read one way; move it out of the command module once the quantity domain has landed.
 ALLOWED_UPWARD = {("prosfi.serve.engine", "prosfi.verify.cli")}  # standalone modules below every layer: they import nothing from prosfi
@@ -71,8 +72,9 @@ def test_every_layer_is_known():
 
 
 def test_leaves_import_no_prosfi_module():
+    """A leaf imports no prosfi module but another leaf (the serve client waits through prosfi.retry)."""
     graph = _graph()
-    assert all(not graph[leaf] for leaf in LEAVES)
+    assert all(graph[leaf] <= set(LEAVES) for leaf in LEAVES)
 
 
 def test_no_module_imports_a_higher_layer():

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from prosfi.train.fastcheck import quick_refusal
+from prosfi.train.fastcheck import file_source, quick_refusal
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = str(ROOT / "recipes" / "demo" / "cpu_chains.yaml")
@@ -37,7 +37,8 @@ def _run(tmp_path, *argv):
     (["nope.yaml"], "recipe not found: nope.yaml"),
     ([DEMO, "--learning_rat", "1e-5"], "did you mean learning_rate"),
     ([DEMO, "--model_name_or_path", "./no-model", "--no_tiny_model_if_absent"], None),  # lenient: full check
-    ([DEMO, "--dataset", "jsonl", "--dataset_path", "missing.jsonl"], "dataset_path missing.jsonl: no such file"),
+    ([DEMO, "--dataset", "jsonl", "--dataset_path", "missing.jsonl"], "dataset_path: no such file missing.jsonl"),
+    ([DEMO, "--dataset", "gsm8k", "--dataset_path", "gsm8k_test.jsonl"], "dataset_path: no such file gsm8k_test.jsonl; "),
 ])
 def test_train_mistakes_are_refused_before_the_imports(tmp_path, argv, needle):
     if needle is None:
@@ -68,6 +69,9 @@ def test_the_shipped_training_recipes_pass(tmp_path, monkeypatch):
         model = str(yaml.safe_load(recipe.read_text())["model_name_or_path"])
         if recipe.name.startswith("gpu_") and model.startswith("runs/"):  # `prosfi model smollm2` writes it
             assert refusal is not None and f"no model at {model}" in refusal, recipe
+        elif file_source(yaml.safe_load(recipe.read_text()).get("dataset")) is not None:  # GSM8K: user's copy
+            path = yaml.safe_load(recipe.read_text())["dataset_path"]
+            assert refusal is not None and refusal.startswith(f"dataset_path: no such file {path}; "), recipe
         else:
             assert refusal is None, recipe
 
@@ -82,3 +86,12 @@ def test_the_listed_trl_keys_are_the_installed_trls():
     live = set(_dests(parser)) | set(_flags(parser))
     assert known_keys() is not None, "regenerate prosfi/train/trl_keys.py: python -m prosfi.train.trl_keys"
     assert set(_generate()) <= known_keys() and live <= known_keys()
+
+
+def test_every_file_source_gets_the_quick_path_check(tmp_path):
+    """Which datasets need `dataset_path` is the registry's word (`DataSource.needs_path`), not a name list."""
+    from prosfi.data.sources import SOURCES
+    wanted = {name for name, source in SOURCES.items() if source.needs_path}
+    assert {"jsonl", "gsm8k"} <= wanted
+    assert {name for name in SOURCES if file_source(name) is not None} == wanted
+    assert file_source("nope") is None and file_source(None) is None

@@ -57,7 +57,7 @@ class ChainConfig:
         default="verify",
         metadata={"help": "verify: a right Uncertain answer earns the top level only with an earned chain "
                   "(docs/rewards.md); cap: at most the right-but-unverified level; exclude: as cap, and "
-                  "Uncertain problems are left out of training sets."},
+                  "Uncertain problems are left out of training sets.", "choices": UNCERTAIN_MODES},
     )
     reject_tautology: bool = field(
         default=True, metadata={"help": "Reject a step whose conclusion is provable from no premises."}

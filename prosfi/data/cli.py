@@ -12,7 +12,9 @@
     prosfi data gold problems.jsonl -o gold.jsonl [--sft]
     prosfi data prompts problems.jsonl -o rows.jsonl [--few-shot 1]
     prosfi data validate problems.jsonl
-Generators are deterministic: the same arguments and seed write the same bytes.
+Generators are deterministic: the same arguments and seed write the same bytes. The source commands (kk ... scibench)
+are the sources registered in `prosfi.data.sources`, their flags the fields of each source's settings dataclass;
+`proverqa_gen` and `proverqa_hub` are the aliases of `fol` and `proverqa`.
 """
 
 from __future__ import annotations
@@ -27,69 +29,16 @@ from prosfi.data.problem import Problem, read_problems, write_problems
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from prosfi.data import sources
+
+    loaders = sources.names("data")
     sub = parser.add_subparsers(dest="data_command", required=True,
-                                metavar="{kk,fol,toy,proverqa,gsm8k,physics,gsm_symbolic,scibench,gold,prompts,validate}")
-
-    p = sub.add_parser("kk", help="Knights & Knaves puzzles: generate (seeded) or load from the hub (--hub)")
-    p.add_argument("--people", type=int, default=3, help="inhabitants per puzzle (2-8)")
-    p.add_argument("--count", type=int, default=100, help="puzzles to generate")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
-    p.add_argument("--depth", type=int, default=2, help="maximum nesting depth of a claim (1-3)")
-    p.add_argument("--width", type=int, default=2, help="maximum operands of and/or (2-4)")
-    p.add_argument("--hub", action="store_true", help="load K-and-K/knights-and-knaves instead of generating")
-    p.add_argument("--split", default="test", choices=("test", "train"), help="hub split (with --hub)")
-    p.add_argument("--file", help="a local copy of a hub JSONL file (with --hub)")
-    p.add_argument("--limit", type=int, help="at most this many hub records")
-    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
-
-    p = sub.add_parser("fol", help="ProverQA-style problems from the offline generator")
-    p.add_argument("--difficulty", default="hard", choices=("easy", "medium", "hard", "extra"),
-                   help="reasoning depth: easy 1-2, medium 3-5, hard 6-9, extra 10-14")
-    p.add_argument("--count", type=int, default=100, help="problems (labels True/False/Uncertain in turn)")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
-    p.add_argument("--no-verify", action="store_true", help="skip confirming every label with the verifier")
-    p.add_argument("--backends", default="z3", help="verifier backends for the label check")
-    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
-
-    p = sub.add_parser("toy", help="the CPU demo's toy rule chains (prosfi.data.toy), as a problems file")
-    p.add_argument("--depth", default="1", help="rules per chain: a number or a range such as 1-3 (the demo: 1)")
-    p.add_argument("--layout", default="fixed", choices=("fixed", "shuffled"),
-                   help="fixed: fact h1, rules h2.., distractors after (the demo's toy_layout); shuffled: any order")
-    p.add_argument("--count", type=int, default=100, help="problems (labels True/False in turn)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (the demo draws SFT, GRPO and held-out "
-                   "problems from seeds of its own; another seed gives other problems)")
-    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
-
-    p = sub.add_parser("proverqa", help="ProverQA from the hub (opendatalab/ProverQA) or a local copy")
-    p.add_argument("--split", default="hard", choices=("easy", "medium", "hard", "train"), help="dev split")
-    p.add_argument("--file", help="a local copy of the split's JSON file instead of the hub")
-    p.add_argument("--limit", type=int, help="at most this many records")
-    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
-
-    p = sub.add_parser("gsm8k", help="GSM8K in its public JSONL format -> quantity problems with gold chains")
-    p.add_argument("--file", required=True, help="a GSM8K JSONL file (question, answer with <<expr=value>> and #### N)")
-    p.add_argument("--limit", type=int, help="at most this many records")
-    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
-
-    p = sub.add_parser("physics", help="physics problems with units (kinematics, energy, circuits, gas law)")
-    p.add_argument("--difficulty", default="easy", choices=("easy", "medium", "hard"),
-                   help="chain length: easy 1-2 steps, medium 3-4, hard 5-6")
-    p.add_argument("--count", type=int, default=100, help="problems to generate")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
-    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
-
-    p = sub.add_parser("gsm_symbolic", help="GSM-Symbolic templates through reasoning-gym (answers checked)")
-    p.add_argument("--count", type=int, default=100, help="problems to generate")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
-    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
-
-    p = sub.add_parser("scibench", help="SciBench in its public JSON format (evaluation; no gold chains)")
-    p.add_argument("--file", required=True, help="a SciBench JSON file (problem_text, answer_number, unit)")
-    p.add_argument("--symbolic", choices=("skip", "coefficient"), default="skip",
-                   help="records whose unit is a symbolic expression ($m l^2$): skip them (default), or grade the "
-                        "number that multiplies it, as SciBench does (not unit-checked)")
-    p.add_argument("--limit", type=int, help="at most this many records")
-    p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
+                                metavar="{" + ",".join((*loaders, "gold", "prompts", "validate")) + "}")
+    for name in loaders:  # one subcommand per registered source, its flags from the source's settings dataclass
+        source = sources.SOURCES[name]
+        p = sub.add_parser(name, aliases=list(source.aliases), help=source.help)
+        add_settings(p, source.settings)
+        p.add_argument("-o", "--output", required=True, help="output JSONL ('-' for stdout)")
 
     p = sub.add_parser("gold", help="gold completions ({problem_id, completion}) or SFT rows (--sft)")
     p.add_argument("problems", help="problems JSONL")
@@ -107,6 +56,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("validate", help="check a problems file: formulas parse, ids unique, answers fit")
     p.add_argument("problems", help="problems JSONL")
+
+
+def add_settings(parser: argparse.ArgumentParser, settings: type) -> None:
+    """A flag per field of a source's settings dataclass: `--field-name` with the field's type, default and
+    `help` (`choices`, `required` from its metadata); a bool defaulting to False is `--name`, one defaulting to
+    True is `--no-name` (its help the metadata's `off`)."""
+    from prosfi.data.sources import settings_fields
+
+    for name, tp, default, meta in settings_fields(settings):
+        flag = "--" + name.replace("_", "-")
+        if tp is bool:
+            parser.add_argument(f"--no-{name.replace('_', '-')}" if default else flag, dest=name,
+                                action="store_false" if default else "store_true",
+                                help=meta.get("off" if default else "help"))
+            continue
+        extra = {"choices": meta["choices"]} if "choices" in meta else {}
+        if meta.get("required"):
+            extra["required"] = True
+        else:
+            extra["default"] = default
+        parser.add_argument(flag, type=tp, help=meta.get("help"), **extra)
 
 
 @contextlib.contextmanager
@@ -151,120 +121,60 @@ def _say(msg: str) -> None:
 def run(args: argparse.Namespace) -> int:
     import os
 
+    from prosfi.usage import UsageError
+
     bad = number_errors(args)
     if bad is not None:
-        _say(f"prosfi data {args.data_command}: {bad}")
-        return 2
+        raise UsageError(bad)
     output = getattr(args, "output", None)
     if output and output != "-":  # before minutes of work, not after
         folder = os.path.dirname(output) or "."
         if not os.path.isdir(folder):
-            _say(f"prosfi data {args.data_command}: cannot write {output}: no folder {folder} (create it first)")
-            return 2
+            raise UsageError(f"cannot write {output}: no folder {folder} (create it first)")
     try:
-        return _COMMANDS[args.data_command](args)
+        command = _COMMANDS.get(args.data_command)
+        return command(args) if command else _source_command(args)
+    except UsageError:
+        raise
     except ValueError as exc:
-        _say(f"prosfi data {args.data_command}: {exc}")
-        return 2
+        raise UsageError(str(exc)) from None
     except BrokenPipeError:  # `prosfi data kk -o - | head`: prosfi.cli exits quietly
         raise
     except OSError as exc:  # a missing input, an output folder that does not exist: say which
         what = f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc)
         hint = " (check the path)" if isinstance(exc, FileNotFoundError) else ""
-        _say(f"prosfi data {args.data_command}: {what}{hint}")
-        return 2
+        raise UsageError(f"{what}{hint}") from None
 
 
-def _kk(args) -> int:
-    from prosfi.data import kk
-
-    if args.hub or args.file:
-        from prosfi.data.hub import HubUnavailable, read_records
-
-        try:
-            if args.file:
-                records = read_records(args.file)[: args.limit]
-                problems = [kk.problem_from_kk_record(r, pid=f"kk-{len(r['names'])}-{i:04d}")
-                            for i, r in enumerate(records)]
-            else:
-                problems = kk.load_kk_hub(args.people, args.split, args.limit)
-        except HubUnavailable as exc:
-            _say(str(exc))
-            return 1
-    else:
-        problems = kk.generate(kk.KKConfig(people=args.people, depth=args.depth, width=args.width),
-                               args.count, args.seed)
-    n = _write(problems, args.output)
-    _say(f"wrote {n} Knights & Knaves problems to {args.output}")
-    return 0
-
-
-def _fol(args) -> int:
-    from prosfi.data.labels import label_mismatches
-    from prosfi.data.pqa_gen import FOLGenConfig, generate
-
-    problems = generate(FOLGenConfig(difficulty=args.difficulty), args.count, args.seed)
-    if not args.no_verify:
-        with _verifier(args.backends) as v:
-            bad = label_mismatches(problems, v)
-        if bad:
-            for pid, gold, got in bad[:10]:
-                _say(f"{pid}: generated label {gold}, verifier says {got or 'nothing decisive'}")
-            _say(f"{len(bad)} of {len(problems)} labels not confirmed; nothing written")
-            return 1
-        _say(f"all {len(problems)} labels confirmed by the verifier ({args.backends})")
-    n = _write(problems, args.output)
-    _say(f"wrote {n} ProverQA-style problems ({args.difficulty}) to {args.output}")
-    return 0
-
-
-def _toy(args) -> int:
-    from prosfi.data.toy import ToyConfig, generate
-
-    lo, _, hi = str(args.depth).partition("-")
-    try:
-        depths = (int(lo), int(hi or lo))
-    except ValueError:
-        raise ValueError(f"--depth: a number or a range such as 1-3, got {args.depth!r}") from None
-    problems = generate(ToyConfig(min_depth=depths[0], max_depth=depths[1], layout=args.layout),
-                        args.count, args.seed)
-    n = _write(problems, args.output)
-    _say(f"wrote {n} toy rule chains (depth {args.depth}, {args.layout} layout) to {args.output}")
-    return 0
-
-
-def _proverqa(args) -> int:
+def _source_command(args: argparse.Namespace) -> int:
+    """`prosfi data NAME`: the registered source's settings from the flags, its problems written."""
+    from prosfi.data import sources
+    from prosfi.data.gsm_symbolic import GymUnavailable
     from prosfi.data.hub import HubUnavailable
-    from prosfi.data.proverqa import load_proverqa
+    from prosfi.domains import domain_for
 
-    skipped: list = []
+    source = sources.get(args.data_command, "data")
+    for kind in source.kinds:  # gold chains are built under their domain's rules
+        domain_for(kind)
+    settings = source.settings(**{name: getattr(args, name) for name, *_ in sources.settings_fields(source.settings)})
     try:
-        problems = load_proverqa(args.split, path=args.file, limit=args.limit, skipped=skipped)
-    except HubUnavailable as exc:
+        loaded = source.write(settings)
+    except (HubUnavailable, GymUnavailable) as exc:
         _say(str(exc))
         return 1
-    n = _write(problems, args.output)
-    _say(f"wrote {n} ProverQA problems ({args.split}) to {args.output}")
-    for index, reason in skipped[:10]:
+    for note in loaded.notes:
+        _say(note)
+    if loaded.refusal:
+        _say(loaded.refusal)
+        return 1
+    n = _write(loaded.problems, args.output)
+    _say(f"wrote {n} {loaded.what or source.name + ' problems'} to {args.output}{loaded.tail}")
+    for index, reason in loaded.skipped[:10]:
         _say(f"skipped record {index}: {reason}")
-    if skipped:
-        _say(f"skipped {len(skipped)} record(s) that could not be formalised")
+    if loaded.skipped:
+        family = loaded.what[: -len(" problems")] + " " if loaded.what.endswith(" problems") else ""
+        _say(f"skipped {len(loaded.skipped)} {family}record(s) that could not be converted")
     return 0
-
-
-def _report_skipped(skipped, what: str) -> None:
-    for index, reason in skipped[:10]:
-        _say(f"skipped record {index}: {reason}")
-    if skipped:
-        _say(f"skipped {len(skipped)} {what} record(s) that could not be converted")
-
-
-def _nothing_read(path: str, what: str, fields: str, skipped) -> int:
-    """Exit 2, nothing written, when a file held no usable record (an empty output file with exit 0 looked
-    like success)."""
-    why = f" ({len(skipped)} skipped; first: {skipped[0][0]}: {skipped[0][1]})" if skipped else ""
-    _say(f"prosfi data: {path} holds no usable {what} record{why}; expected JSON lines with {fields}; nothing written")
-    return 2
 
 
 def number_errors(args: argparse.Namespace) -> str | None:
@@ -275,58 +185,6 @@ def number_errors(args: argparse.Namespace) -> str | None:
             flag = "--" + dest.replace("_", "-")
             return f"{flag} must be at least {least}, got {value}"
     return None
-
-
-def _gsm8k(args) -> int:
-    import prosfi.domains.quantity  # noqa: F401  (gold chains are built under its rules)
-    from prosfi.data.gsm8k import LoadReport, load_gsm8k
-
-    report = LoadReport()
-    problems = load_gsm8k(args.file, limit=args.limit, report=report)
-    if not problems:
-        return _nothing_read(args.file, "GSM8K", "question / answer with #### N", report.skipped)
-    n = _write(problems, args.output)
-    _say(f"wrote {n} GSM8K problems to {args.output} ({report.summary()})")
-    _report_skipped(report.skipped, "GSM8K")
-    return 0
-
-
-def _physics(args) -> int:
-    from prosfi.data.physics import generate
-
-    n = _write(generate(args.difficulty, args.count, args.seed), args.output)
-    _say(f"wrote {n} physics problems ({args.difficulty}) to {args.output}")
-    return 0
-
-
-def _gsm_symbolic(args) -> int:
-    import prosfi.domains.quantity  # noqa: F401  (gold chains are built under its rules)
-    from prosfi.data.gsm_symbolic import GymUnavailable, generate
-
-    skipped: list = []
-    try:
-        problems = generate(args.count, args.seed, skipped=skipped)
-    except GymUnavailable as exc:
-        _say(str(exc))
-        return 1
-    n = _write(problems, args.output)
-    with_gold = sum(1 for p in problems if p.extra.get("gold_steps"))
-    _say(f"wrote {n} GSM-Symbolic problems to {args.output} ({with_gold} with a gold chain)")
-    _report_skipped(skipped, "GSM-Symbolic")
-    return 0
-
-
-def _scibench(args) -> int:
-    from prosfi.data.scibench import load_scibench
-
-    skipped: list = []
-    problems = load_scibench(args.file, limit=args.limit, skipped=skipped, symbolic=args.symbolic)
-    if not problems:
-        return _nothing_read(args.file, "SciBench", "problem_text / answer_number / unit", skipped)
-    n = _write(problems, args.output)
-    _say(f"wrote {n} SciBench problems to {args.output}")
-    _report_skipped(skipped, "SciBench")
-    return 0
 
 
 def _gold(args) -> int:
@@ -397,6 +255,4 @@ def _validate(args) -> int:
     return 0
 
 
-_COMMANDS = {"kk": _kk, "fol": _fol, "toy": _toy, "proverqa": _proverqa, "gsm8k": _gsm8k, "physics": _physics,
-             "gsm_symbolic": _gsm_symbolic, "scibench": _scibench, "gold": _gold, "prompts": _prompts,
-             "validate": _validate}
+_COMMANDS = {"gold": _gold, "prompts": _prompts, "validate": _validate}  # the rest are the registry's sources

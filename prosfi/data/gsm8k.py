@@ -216,6 +216,10 @@ def _unchain(plain: str) -> str:
     return plain
 
 
+# "$350 000": thousands grouped by spaces after a dollar sign, as the givens extraction reads them
+_SPACED_DOLLARS = re.compile(r"(?<=\$)\s?\d{1,3}(?:[ \u00a0]\d{3})+(?![\d,]|\.\d)")
+
+
 def equations(solution: str) -> list[Equation]:
     """Every computation in a GSM8K solution, in order: the annotations, and plain-text equations
     (`100 x 2 = 200`) that no annotation on the same line already states."""
@@ -241,6 +245,7 @@ def equations(solution: str) -> list[Equation]:
             out.append(Equation(norm[0], value, "annotation", lineno, norm[1], money or _dollars(line, value),
                                 line))
         plain = _ANNOTATION.sub(" ", line)
+        plain = _SPACED_DOLLARS.sub(lambda d: re.sub(r"[ \u00a0]", "", d.group()), plain)  # "$409 500"
         plain = re.sub(r"(?<=\d)\s*/\s*\$", "/", plain)
         plain = _unchain(plain)
         for m in _PLAIN.finditer(plain):

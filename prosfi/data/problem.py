@@ -19,9 +19,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-KINDS = ("true_false_uncertain", "assignment", "quantity")
-LOGIC_KINDS = ("true_false_uncertain", "assignment")
+# The one list of problem kinds, each with the name of the domain that reads it. `prosfi.domains` routes problems
+# by it and gives each built-in domain its `kinds` from it; a domain added at run time adds its own through
+# `register_kind` (`prosfi.domains.register`). Data sits below the domains, so they are named, not imported.
+KINDS: dict[str, str] = {"true_false_uncertain": "logic", "assignment": "logic", "quantity": "quantity"}
 DEFAULT_OPTIONS = {"A": "True", "B": "False", "C": "Uncertain"}  # ProverQA's options
+
+
+def kinds_of(domain: str) -> tuple[str, ...]:
+    """The kinds the domain called `domain` reads, in KINDS order."""
+    return tuple(k for k, d in KINDS.items() if d == domain)
+
+
+def register_kind(kind: str, domain: str) -> None:
+    """Make `kind` a known problem kind, read by `domain`; a kind another domain reads is a ValueError."""
+    owner = KINDS.get(kind)
+    if owner is not None and owner != domain:
+        raise ValueError(f"kind {kind} belongs to domain {owner!r} already")
+    KINDS[kind] = domain
 
 
 @dataclass(frozen=True)

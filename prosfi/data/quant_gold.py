@@ -156,11 +156,16 @@ class GoldChain:
                            if _role(problem.question, g) == "difference"}
         self.constants = allowed_constants(problem)
         try:
-            from prosfi.quant.licensed import licensed_factors
+            from prosfi.quant.licensed import CONSTANT_CONTEXT, fact_words, in_context, licensed_factors
 
-            self.multiples = licensed_factors(constant_context(problem))
+            context = constant_context(problem)
+            self.multiples = licensed_factors(context)
+            # the numbers a pair of the question's words licenses here (unit factors, world facts), each with
+            # the words that name it ("leg", "bird" for the 2 of "10 birds" and "legs")
+            self.facts = {c: frozenset(_stem(w) for w in fact_words(c, context))
+                          for c in CONSTANT_CONTEXT if in_context(c, context)}
         except ImportError:  # pragma: no cover
-            self.multiples = frozenset()
+            self.multiples, self.facts = frozenset(), {}
         self.steps: list[dict[str, Any]] = []  # {"key", "tokens", "value": Value, "shown": Fraction|float}
         self.used: set[str] = set()
         self.lost: set[Fraction] = set()  # results of equations that gave no step
@@ -682,6 +687,13 @@ def _ground(chain: GoldChain, tokens: list[tuple[str, Any]], result: Fraction, m
             counted = [o for o in opts if o in chain.env and o not in chain.factor_only
                        and chain.nouns.get(o, "") not in literal_nouns(line, lit)]
             opts = [o for o in opts if o not in counted]
+        if lit in chain.facts and lit in chain.constants:
+            # "10 birds * 2 legs/bird" with "2 cats" given: the line names the fact's own word after its 2 ("leg",
+            # licensed with "birds" by `licensed.CONSTANT_CONTEXT`): the fact, not a given that counts else
+            said = {_stem(n.split("/")[0].rstrip("+")) for n in literal_nouns(line, lit)}
+            if said & chain.facts[lit]:  # ("24 hours/day" keeps the given "24 hours": the same noun)
+                opts = [o for o in opts if o not in chain.env or
+                        _stem(chain.nouns.get(o, "").split("/")[0].rstrip("+")) in said]
         if lit == 1 and i + 2 < len(tokens) and tokens[i + 1] == ("op", "-") and tokens[i + 2][0] == "ref" and \
                 (i == 0 or tokens[i - 1][0] == "op") and _is_fraction(chain, tokens[i + 2][1]):
             opts = [None]  # `1 - 3/4`: the whole, not "one day"

@@ -5,8 +5,8 @@
     trace = domain.parse_trace(problem, completion_text)
 
 Rewards, eval, training and the PRM tools call the Domain, never branch on the kind; adding a
-domain means adding a `Domain` (and its data) and registering it (a line in `_REGISTRY` and
-`KIND_DOMAINS`, or `register(domain)` at run time), not touching those layers.
+domain means adding a `Domain` (and its data) and registering it (a line in `_REGISTRY` and its kinds in
+`prosfi.data.problem.KINDS`, the one list of kinds, or `register(domain)` at run time), not touching those layers.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from prosfi.data import problem as _problem
 from prosfi.domains.base import Claim, Domain, EvalColumn, Grounding
 
 # domain name -> (module, class); modules are imported on first use (the quantity one loads Pint)
@@ -21,7 +22,6 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "logic": ("prosfi.domains.logic", "LogicDomain"),
     "quantity": ("prosfi.domains.quantity", "QuantityDomain"),
 }
-KIND_DOMAINS: dict[str, str] = {"true_false_uncertain": "logic", "assignment": "logic", "quantity": "quantity"}
 _LOADED: dict[str, Domain] = {}
 
 
@@ -39,9 +39,9 @@ def get_domain(name: str) -> Domain:
 def domain_for(problem: Any) -> Domain:
     """The Domain of a problem (or of a kind name)."""
     kind = problem if isinstance(problem, str) else getattr(problem, "kind", None)
-    name = KIND_DOMAINS.get(kind)  # type: ignore[arg-type]
+    name = _problem.KINDS.get(kind)  # type: ignore[arg-type]
     if name is None:
-        raise ValueError(f"no domain for problem kind {kind!r}; known kinds: {', '.join(KIND_DOMAINS)}")
+        raise ValueError(f"no domain for problem kind {kind!r}; known kinds: {', '.join(_problem.KINDS)}")
     return get_domain(name)
 
 
@@ -56,11 +56,12 @@ def register(domain: Domain) -> Domain:
         raise ValueError(f"{domain!r}: a domain needs a name and at least one kind")
     if domain.name in domain_names():
         raise ValueError(f"a domain called {domain.name!r} is registered already")
-    taken = [k for k in domain.kinds if k in KIND_DOMAINS]
+    taken = [k for k in domain.kinds if k in _problem.KINDS]
     if taken:
-        raise ValueError(f"kinds {', '.join(taken)} belong to domain {KIND_DOMAINS[taken[0]]!r} already")
+        raise ValueError(f"kinds {', '.join(taken)} belong to domain {_problem.KINDS[taken[0]]!r} already")
     _LOADED[domain.name] = domain
-    KIND_DOMAINS.update(dict.fromkeys(domain.kinds, domain.name))
+    for kind in domain.kinds:
+        _problem.register_kind(kind, domain.name)
     return domain
 
 
@@ -74,5 +75,5 @@ def eval_columns() -> tuple[EvalColumn, ...]:
     return tuple(seen.values())
 
 
-__all__ = ["KIND_DOMAINS", "Claim", "Domain", "EvalColumn", "Grounding", "domain_for", "domain_names", "eval_columns",
+__all__ = ["Claim", "Domain", "EvalColumn", "Grounding", "domain_for", "domain_names", "eval_columns",
            "get_domain", "register"]

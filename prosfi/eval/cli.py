@@ -19,8 +19,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prosfi.configflags import Flags
+from prosfi.eval.endpoint import EndpointConfig
+from prosfi.eval.generate import GenerationConfig
 from prosfi.eval.sources import SPEC_HELP
-from prosfi.usage import check_model_path, one_line, output_folder
+from prosfi.rewards.config import RewardConfig
+from prosfi.usage import UsageError, check_model_path, one_line, output_folder
+
+# The flags of the configs an evaluation reads (prosfi.configflags); the endpoint's in seconds as
+# --request-timeout, the reward mode as --reward (only the modes the `reward` column can take).
+GENERATION_FLAGS = Flags(GenerationConfig, ("n", "temperature", "top_p", "max_new_tokens", "seed",
+                                            "batch_size"))
+ENDPOINT_FLAGS = Flags(EndpointConfig, ("concurrency", "retries", "timeout_s"),
+                       names={"timeout_s": "--request-timeout"})
+EVAL_REWARD_FLAGS = Flags(RewardConfig, ("mode",), names={"mode": "--reward"},
+                          choices={"mode": ("prosfi", "step_fraction")},
+                          notes={"mode": "Here: the mode of the `reward` column; the metrics do not depend on it."})
 
 
 def add_source_arguments(parser: argparse.ArgumentParser, required: bool = False) -> None:
@@ -51,18 +65,10 @@ def add_generation_arguments(parser: argparse.ArgumentParser, required: bool = F
     g.add_argument("--few-shot", type=int, default=None, metavar="K",
                    help="worked examples before each problem (default: the recipe's few_shot, else 0); a "
                    "pretrained chat model that never saw the format needs them")
-    g.add_argument("--n", type=int, default=1, help="samples per problem; > 1 adds pass@k and maj@k")
-    g.add_argument("--temperature", type=float, default=None,
-                   help="sampling temperature (default: 0, greedy, for --n 1; 1.0 otherwise)")
-    g.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling (default: %(default)s)")
-    g.add_argument("--max-new-tokens", type=int, default=1024, help="completion length limit (default: %(default)s)")
-    g.add_argument("--seed", type=int, default=0, help="sampling seed (default: %(default)s)")
-    g.add_argument("--batch-size", type=int, default=8, help="prompts per generate() call with transformers")
+    GENERATION_FLAGS.add(g)
     g.add_argument("--device", default=None, help="transformers device (default: cuda if available, else cpu)")
     g.add_argument("--dtype", default="auto", help="transformers dtype: auto, float32, bfloat16, float16")
-    g.add_argument("--concurrency", type=int, default=8, help="endpoint requests in flight (default: %(default)s)")
-    g.add_argument("--retries", type=int, default=5, help="retries per endpoint request, with backoff")
-    g.add_argument("--request-timeout", type=float, default=600.0, help="seconds per endpoint request")
+    ENDPOINT_FLAGS.add(g)
     g.add_argument("--cache", default=None,
                    help="endpoint request cache (JSONL; default: OUTPUT/requests.jsonl): a rerun resumes from it")
     g.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -78,8 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from prosfi.usage import add_overwrite_argument
 
     add_overwrite_argument(parser)
-    parser.add_argument("--reward", default="prosfi", choices=("prosfi", "step_fraction"),
-                        help="reward mode of the `reward` column (the metrics do not depend on it; default prosfi)")
+    EVAL_REWARD_FLAGS.add(parser)
     parser.add_argument("--bootstrap", type=int, default=None,
                         help="bootstrap resamples (default: 1000; `eval compare`: 10000)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -119,17 +124,14 @@ def no_problems(sources) -> str:
     return f"the --data sources produced no problems{why[:400]}"
 
 
-def generation_config(args: argparse.Namespace):
-    from prosfi.eval.generate import GenerationConfig
-
+def generation_config(args: argparse.Namespace) -> GenerationConfig:
     if args.n < 1:
         raise ValueError(f"--n {args.n}: give at least 1 sample per problem")
     if args.max_new_tokens < 1:
         raise ValueError(f"--max-new-tokens {args.max_new_tokens}: give at least 1")
     if args.n > 1 and args.temperature == 0:
         raise ValueError(f"--n {args.n} with --temperature 0: greedy samples are all the same; give a temperature > 0")
-    return GenerationConfig(n=args.n, temperature=args.temperature, top_p=args.top_p,
-                            max_new_tokens=args.max_new_tokens, seed=args.seed, batch_size=args.batch_size)
+    return GenerationConfig(**GENERATION_FLAGS.kwargs(args))
 
 
 def prompt_settings(recipe: str | None, few_shot: int | None = None):
@@ -152,6 +154,27 @@ def prompt_settings(recipe: str | None, few_shot: int | None = None):
         settings = PromptSettings(script.system_prompt, script.few_shot, script.reward_mode,
                                   sub_config(script, "chain"))
     return settings if few_shot is None else dataclasses.replace(settings, few_shot=few_shot)
+
+
+def recipe_scoring(args: argparse.Namespace):
+    """(reward settings, Lean settings or None) eval scores with: --reward's, unless --recipe trains another
+    completion format than --reward's (a direct-Lean recipe): then the recipe's reward settings and lean_* keys,
+    so its completions are scored in the format their prompts asked for (`CompletionFormat.score`)."""
+    from prosfi.rewards.config import RewardConfig
+    from prosfi.rewards.formats import format_for
+
+    config = RewardConfig(mode=args.reward)
+    if not args.recipe:
+        return config, None
+    from prosfi.train.config import sub_config
+    from prosfi.train.recipe import resolve
+    from prosfi.usage import stdout_kept_clean
+
+    with stdout_kept_clean():
+        script = resolve(args.recipe, [], dry_run=True).script
+    if format_for(script.reward_mode) is format_for(args.reward):
+        return config, None
+    return sub_config(script, "reward"), sub_config(script, "lean")
 
 
 def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = None,
@@ -195,10 +218,9 @@ def generator_from_args(args: argparse.Namespace, out_dir: str | Path | None = N
                              "http://localhost:8000/v1")
         if args.concurrency < 1 or args.retries < 0 or not args.request_timeout > 0:
             raise ValueError("--concurrency must be >= 1, --retries >= 0 and --request-timeout > 0")
-        from prosfi.eval.endpoint import EndpointConfig, generate_endpoint
+        from prosfi.eval.endpoint import generate_endpoint
 
-        endpoint = EndpointConfig(args.endpoint, args.served_model, concurrency=args.concurrency,
-                                      retries=args.retries, timeout_s=args.request_timeout)
+        endpoint = EndpointConfig(args.endpoint, args.served_model, **ENDPOINT_FLAGS.kwargs(args))
         cache = args.cache or (Path(out_dir) / "requests.jsonl" if out_dir else None)
         return (lambda problems: generate_endpoint(problems, endpoint, cfg, settings, cache, progress)), \
             args.served_model
@@ -245,9 +267,8 @@ def help_parser(rest: list[str]) -> argparse.ArgumentParser | None:
 def run(args: argparse.Namespace) -> int:
     if args.compare:
         if args.compare[0] != "compare":
-            print(f"prosfi eval: unexpected argument {args.compare[0]!r} (did you mean `prosfi eval compare "
-                  "DIR_A DIR_B`?)", file=sys.stderr)
-            return 2
+            raise UsageError(f"unexpected argument {args.compare[0]!r} (did you mean `prosfi eval compare "
+                             "DIR_A DIR_B`?)")
         from prosfi.eval.compare import run_compare
 
         return run_compare(args.compare[1:], args.output, n_boot=args.bootstrap, plots=not args.no_plots,
@@ -261,8 +282,7 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `… | head`: prosfi.cli exits quietly
         raise
     except (ValueError, OSError) as exc:  # a bad flag or spec, a file or model that is not there
-        print(f"prosfi eval: {one_line(exc)}", file=sys.stderr)
-        return 2
+        raise UsageError(one_line(exc)) from None
     except HubUnavailable as exc:
         print(f"prosfi eval: {one_line(exc)}", file=sys.stderr)
         return 1
@@ -272,7 +292,6 @@ def _run_eval(args: argparse.Namespace) -> int:
     from prosfi.eval.endpoint import EndpointError
     from prosfi.eval.evaluate import evaluate
     from prosfi.rewards.cli import chain_config_from_args
-    from prosfi.rewards.config import RewardConfig
     from prosfi.verify.cli import verifier_config
     from prosfi.verify.verifier import Verifier
 
@@ -296,7 +315,12 @@ def _run_eval(args: argparse.Namespace) -> int:
 
         judge = Judge(args.judge_endpoint, args.judge_model, prompt_path=args.judge_prompt,
                       concurrency=args.concurrency)
+    reward_config, recipe_lean = recipe_scoring(args)
     vcfg = verifier_config(args)
+    if vcfg.lean is None and recipe_lean is not None:  # --lean-* flags win over the recipe's lean_* keys
+        import dataclasses
+
+        vcfg = dataclasses.replace(vcfg, lean=recipe_lean)
     with Verifier(vcfg) as verifier:
         sources = sources_from_args(args, verifier=verifier)
         if getattr(args, "held_out_only", False):
@@ -326,7 +350,7 @@ def _run_eval(args: argparse.Namespace) -> int:
         for n in notes:
             print(f"[prosfi eval] warning: {'--completions ' if n in completion_notes else ''}{n}", file=sys.stderr)
         try:
-            result = evaluate(sources, generator, verifier=verifier, reward_config=RewardConfig(mode=args.reward),
+            result = evaluate(sources, generator, verifier=verifier, reward_config=reward_config,
                               chain_config=chain_config, out_dir=out, model=args.label or model_label, judge=judge, n_boot=args.bootstrap,
                               seed=args.seed, plots=not args.no_plots, progress=not args.no_progress, notes=notes,
                               extra={"generation": _generation_info(args)})

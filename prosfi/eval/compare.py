@@ -18,11 +18,16 @@ from typing import Any
 
 import numpy as np
 
+from prosfi.usage import UsageError
+
 COMPARED = ("accuracy", "reward_hit")
 
 
 def per_problem(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """problem id -> {"group": (source, difficulty), "accuracy": mean, "reward_hit": mean}."""
+    from prosfi.eval.metrics import formats_of, is_hit
+
+    formats = formats_of(records)
     acc: dict[str, list] = defaultdict(lambda: [None, 0, 0.0, 0.0])
     for r in records:
         if r.get("source") is None:
@@ -31,7 +36,7 @@ def per_problem(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         row[0] = (str(r["source"]), None if r.get("difficulty") is None else str(r["difficulty"]))
         row[1] += 1
         row[2] += bool(r.get("answer_correct"))
-        row[3] += bool(r.get("answer_correct")) and bool(r.get("chain_valid"))
+        row[3] += is_hit(r, formats[r.get("mode")])  # the format's verified reasoning and a right answer
     return {pid: {"group": g, "accuracy": c / n, "reward_hit": h / n} for pid, (g, n, c, h) in acc.items()}
 
 
@@ -153,8 +158,7 @@ def run_compare(dirs: Sequence[str], output: str | None = None, n_boot: int | No
         result = compare(dirs, n_boot=N_BOOT if n_boot is None else n_boot)
         out = output_folder(out, overwrite=True)
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        print(f"prosfi eval compare: {one_line(exc)}", file=sys.stderr)
-        return 2
+        raise UsageError(one_line(exc), command="eval compare") from None
     for note in result.get("notes", []):
         print(f"[prosfi eval compare] warning: {note}", file=sys.stderr)
     text = to_markdown(result)

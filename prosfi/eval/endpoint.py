@@ -1,16 +1,15 @@
 """Completions from an OpenAI-compatible chat endpoint (`vllm serve`, `trl vllm-serve`, a hosted API).
 
 One request per (problem, sample) with seed `seed + sample`, a bounded number in flight, each retried
-with exponential backoff and jitter on connection errors, 408/409/429 and 5xx; every finished request
-is appended to a JSONL cache at once, so an interrupted evaluation resumes where it stopped. httpx is
-imported inside the functions that send requests.
+with exponential backoff and jitter (`prosfi.retry.Backoff`, shared with the serve client) on connection
+errors, 408/409/429 and 5xx; every finished request is appended to a JSONL cache at once, so an interrupted
+evaluation resumes where it stopped. httpx is imported inside the functions that send requests.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import random
 import threading
 import time
 from collections.abc import Sequence
@@ -20,6 +19,9 @@ from pathlib import Path
 from prosfi import jsonl
 from prosfi.data.problem import Problem
 from prosfi.eval.generate import Generation, GenerationConfig, PromptSettings, build_prompts, progress_bar
+from prosfi.retry import Backoff
+
+MAX_BACKOFF_S = 60.0  # the longest wait between two tries of one request
 
 
 class EndpointError(RuntimeError):
@@ -70,19 +72,21 @@ class RequestCache:
 class EndpointConfig:
     url: str = field(metadata={"help": "OpenAI-compatible base URL, e.g. http://localhost:8000/v1"})
     served_model: str = field(metadata={"help": "the model name the server serves"})
-    concurrency: int = field(default=8, metadata={"help": "requests in flight at once"})
-    retries: int = field(default=5, metadata={"help": "retries per request (connection errors, 429, 5xx)"})
-    backoff_s: float = field(default=1.0, metadata={"help": "first retry delay; doubles each retry (max 60 s)"})
-    timeout_s: float = field(default=600.0, metadata={"help": "per-request timeout"})
+    concurrency: int = field(default=8, metadata={"help": "endpoint requests in flight at once"})
+    retries: int = field(default=5, metadata={"help": "retries per endpoint request, with backoff (connection "
+                                              "errors, timeouts, 408, 409, 429, 5xx)"})
+    backoff_s: float = field(default=1.0, metadata={"help": "first retry delay in seconds; doubles each retry "
+                                                "(at most 60 s, with jitter: prosfi.retry.Backoff)"})
+    timeout_s: float = field(default=600.0, metadata={"help": "seconds per endpoint request"})
     api_key: str | None = field(default=None, metadata={"help": "bearer token (default: $OPENAI_API_KEY)"})
 
 
 def _post_with_retries(client, url: str, payload: dict, cfg: EndpointConfig, headers: dict) -> dict:
     import httpx
 
-    delay = cfg.backoff_s
     last = ""
-    for attempt in range(cfg.retries + 1):
+    for _, wait in Backoff(cfg.retries, cfg.backoff_s, MAX_BACKOFF_S).attempts():
+        time.sleep(wait)
         try:
             resp = client.post(url, json=payload, headers=headers, timeout=cfg.timeout_s)
             if resp.status_code == 200:
@@ -96,9 +100,6 @@ def _post_with_retries(client, url: str, payload: dict, cfg: EndpointConfig, hea
             last = f"{type(exc).__name__}: {exc}"
         except ValueError:  # a 200 whose body is not JSON (UnicodeDecodeError is a ValueError too)
             last = f"the server's answer is not JSON: {resp.content[:100]!r}"
-        if attempt < cfg.retries:
-            time.sleep(min(60.0, delay) * (0.5 + random.random()))
-            delay *= 2
     raise EndpointError(last)
 
 

@@ -100,6 +100,9 @@ def evaluate(sources: Sequence[Source] | Sequence[Problem],
     for s in srcs:
         all_notes += s.notes
     mode = getattr(reward_config, "mode", "prosfi")
+    from prosfi.rewards.formats import format_for
+
+    all_notes += format_for(mode).eval_notes(scored)  # e.g. proofs Lean could not check here
     vcfg = getattr(verifier, "config", None)
     summary.update(
         n_problems=len({r["problem_id"] for r in scored}),

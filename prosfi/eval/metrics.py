@@ -1,18 +1,24 @@
 """Evaluation metrics from scored records, with 95% bootstrap intervals.
 
 A record is one scored completion (`prosfi.eval.scoring.score_generations` writes them):
-`{"problem_id", "sample", "source", "difficulty", "format_ok", "answer", "answer_correct",
-"chain_valid", "n_steps", "verified_steps", "unknown_steps", "tokens", ["judge_sound"]}`.
+`{"problem_id", "sample", "source", "difficulty", "mode", "format_ok", "answer", "answer_correct", "tokens",
+["judge_sound"]}` and the columns of the completion format that scored it (the record's `mode` selects it:
+`prosfi.rewards.formats.format_of`): the steps format's `chain_valid`, `n_steps`, `verified_steps`,
+`unknown_steps`; the direct-Lean format's `proof_verified`, `proof_unknown`.
 
 Every metric is a ratio of sums over problems (numerator / denominator), so the interval resamples
 problems, not completions (the n samples of one problem are not independent):
 
 - accuracy        right answers / completions
-- format_rate     completions in the steps format / completions
-- reward_hit      fully verified chain and right answer / completions
-- step_validity   verified steps / steps (all completions' steps together)
-- unknown_rate    steps the provers could not decide (unknown) / steps
-- mean_steps      steps / completions;  mean_tokens  completion tokens / completions that report them
+- format_rate     completions in the format their prompt asked for / completions
+- reward_hit      verified reasoning (the format's `hit_record`: the steps format's fully verified chain, the
+                  direct-Lean format's accepted proof) and right answer / completions
+- the format's own metrics (`CompletionFormat.eval_columns`), e.g. the steps format's
+  step_validity   verified steps / steps (all completions' steps together)
+  unknown_rate    steps the provers could not decide (unknown) / steps
+  mean_steps      steps / completions
+  and the direct-Lean format's proof_verified_rate and proof_unknown_rate (docs/lean.md)
+- mean_tokens     completion tokens / completions that report them
 - judge_soundness chains the LLM judge called sound / judged completions (only when a judge ran)
 - each domain's step rates (`Domain.eval_columns`, e.g. quantity's dimension_error_rate and
   grounding_failure_rate): its record column / `guarded_steps` (the steps of the domains that report
@@ -33,23 +39,53 @@ from typing import Any
 
 import numpy as np
 
-RATES = ("accuracy", "format_rate", "reward_hit", "step_validity", "unknown_rate")
-MEANS = ("mean_steps", "mean_tokens")
-# metric -> (numerator column, denominator column) of the per-problem table; the domains' rates follow
-RATIOS: dict[str, tuple[str, str]] = {
+RATES = ("accuracy", "format_rate", "reward_hit")  # every format's; its own (`eval_columns`) follow them
+MEANS = ("mean_tokens",)
+# metric -> (numerator column, denominator column) of the per-problem table: the formats' metrics go between
+# reward_hit and mean_tokens (`HEAD` and `TAIL`), the domains' rates last
+HEAD: dict[str, tuple[str, str]] = {
     "accuracy": ("correct", "n"),
     "format_rate": ("format", "n"),
     "reward_hit": ("hit", "n"),
-    "step_validity": ("verified", "steps"),
-    "unknown_rate": ("unknown", "steps"),
-    "mean_steps": ("steps", "n"),
+}
+TAIL: dict[str, tuple[str, str]] = {
     "mean_tokens": ("tokens", "n_tokens"),
     "judge_soundness": ("sound", "judged"),
 }
+RATIOS = {**HEAD, **TAIL}
 OPTIONAL = ("judge_soundness",)  # left out where undefined (so is every domain rate)
-COLUMNS = ("n", "correct", "format", "hit", "steps", "verified", "unknown", "tokens", "n_tokens", "sound", "judged",
-           "guarded")
+COLUMNS = ("n", "correct", "format", "hit", "tokens", "n_tokens", "sound", "judged", "guarded")
 GUARDED = "guarded_steps"  # the record column of the steps a domain's rates are over (`Domain.eval_columns`)
+
+
+def formats_of(records: Sequence[dict[str, Any]]) -> dict[Any, Any]:
+    """record `mode` -> the completion format that scored it (`format_of`), in first-seen order."""
+    from prosfi.rewards.formats import format_of
+
+    out: dict[Any, Any] = {}
+    for r in records:
+        mode = r.get("mode")
+        if mode not in out:
+            out[mode] = format_of(mode)
+    return out
+
+
+def format_columns(formats: Iterable[Any]) -> tuple:
+    """The `FormatColumn`s of `formats`, one per metric, in order (a steps run: step_validity, ...)."""
+    seen: dict[str, Any] = {}
+    for fmt in formats:
+        for column in fmt.eval_columns:
+            seen.setdefault(column.metric, column)
+    return tuple(seen.values())
+
+
+def is_hit(record: dict[str, Any], fmt: Any = None) -> bool:
+    """A reward hit: a right answer whose reasoning the format's checker verified (`hit_record`)."""
+    if fmt is None:
+        from prosfi.rewards.formats import format_of
+
+        fmt = format_of(record.get("mode"))
+    return bool(record.get(fmt.hit_record)) and bool(record.get("answer_correct"))
 
 
 def domain_columns(records: Sequence[dict[str, Any]]) -> tuple:
@@ -64,7 +100,10 @@ def domain_columns(records: Sequence[dict[str, Any]]) -> tuple:
 
 def domain_metrics(keys: Iterable[str]) -> dict[str, Any]:
     """metric -> EvalColumn of the domain rates among `keys` (a summary's metric names), in registry order."""
-    known = set(RATIOS) | {"n", "n_problems"}
+    from prosfi.rewards.formats import STEP_COLUMNS
+
+    # a steps run's keys are all known: the domains are loaded only where some other key remains
+    known = set(RATIOS) | {c.metric for c in STEP_COLUMNS} | {"n", "n_problems"}
     rest = {k for k in keys if k not in known and not k.endswith("_ci") and not k.startswith(("pass@", "maj@"))}
     if not rest:
         return {}
@@ -107,14 +146,20 @@ def maj_at_k(samples: Sequence[tuple[str | None, bool]], k: int) -> float:
 
 
 class ProblemTable:
-    """Per-problem sums of the columns in COLUMNS and of the domains' rate columns (one row per problem, in
-    first-seen order). `ratios`: metric -> (numerator, denominator) column, the domains' rates last."""
+    """Per-problem sums of the columns in COLUMNS, of the completion formats' record columns and of the domains'
+    rate columns (one row per problem, in first-seen order). `ratios`: metric -> (numerator, denominator)
+    column: HEAD's, the formats' metrics (`CompletionFormat.eval_columns`), TAIL's, the domains' rates last."""
 
     def __init__(self, records: Iterable[dict[str, Any]]):
         records = list(records)
+        formats = formats_of(records)
+        own = format_columns(formats.values() or [_default_format()])
+        fields = tuple(dict.fromkeys(f for c in own for f in (c.record, c.per) if f))
         extra = domain_columns(records)
-        self.columns = COLUMNS + tuple(f"domain:{c.record}" for c in extra)
-        self.ratios = {**RATIOS, **{c.metric: (f"domain:{c.record}", "guarded") for c in extra}}
+        self.columns = (COLUMNS + tuple(f"format:{f}" for f in fields)
+                        + tuple(f"domain:{c.record}" for c in extra))
+        self.ratios = {**HEAD, **{c.metric: (f"format:{c.record}", f"format:{c.per}" if c.per else "n") for c in own},
+                       **TAIL, **{c.metric: (f"domain:{c.record}", "guarded") for c in extra}}
         self.optional = OPTIONAL + tuple(c.metric for c in extra)
         rows: dict[str, list[float]] = {}
         samples: dict[str, list[tuple[int, str | None, bool]]] = defaultdict(list)
@@ -126,15 +171,12 @@ class ProblemTable:
                 row = rows[pid] = [0.0] * len(self.columns)
                 d = r.get("difficulty")
                 groups[pid] = (str(r.get("source") or "problems"), None if d is None else str(d))
-            steps = int(r.get("n_steps") or 0)
             tokens = r.get("tokens")
             judged = r.get("judge_sound")
-            vals = (1, bool(r.get("answer_correct")), bool(r.get("format_ok")),
-                    bool(r.get("chain_valid")) and bool(r.get("answer_correct")), steps,
-                    int(r.get("verified_steps") or 0), int(r.get("unknown_steps") or 0),
+            vals = (1, bool(r.get("answer_correct")), bool(r.get("format_ok")), is_hit(r, formats[r.get("mode")]),
                     tokens if isinstance(tokens, (int, float)) else 0, isinstance(tokens, (int, float)),
                     judged is True, judged is not None, int(r.get(GUARDED) or 0),
-                    *(int(r.get(c.record) or 0) for c in extra))
+                    *(_count(r.get(f)) for f in fields), *(int(r.get(c.record) or 0) for c in extra))
             for i, v in enumerate(vals):
                 row[i] += float(v)
             answer = r.get("answer") if r.get("format_ok") else None
@@ -160,6 +202,17 @@ class ProblemTable:
             if len(s) >= k:
                 out[i] = (pass_at_k(len(s), sum(ok for _, ok in s), k) if kind == "pass" else maj_at_k(s, k))
         return out
+
+
+def _default_format() -> Any:
+    from prosfi.rewards.formats import format_of
+
+    return format_of(None)
+
+
+def _count(value: Any) -> float:
+    """A record column as a number: a bool or a count (anything else is 0)."""
+    return float(value) if isinstance(value, (bool, int, float)) else 0.0
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> float | None:
@@ -236,6 +289,6 @@ def summarize(records: Sequence[dict[str, Any]], n_boot: int = 1000, seed: int =
     return {"overall": table_metrics(table, np.arange(len(table.ids)), n_boot, seed), "groups": out_groups}
 
 
-__all__ = ["COLUMNS", "GUARDED", "MEANS", "OPTIONAL", "RATES", "RATIOS", "ProblemTable", "bootstrap_ci",
-           "domain_columns", "domain_metrics", "ks_for", "maj_at_k", "metrics", "pass_at_k", "summarize",
-           "table_metrics"]
+__all__ = ["COLUMNS", "GUARDED", "HEAD", "MEANS", "OPTIONAL", "RATES", "RATIOS", "TAIL", "ProblemTable",
+           "bootstrap_ci", "domain_columns", "domain_metrics", "format_columns", "formats_of", "is_hit", "ks_for",
+           "maj_at_k", "metrics", "pass_at_k", "summarize", "table_metrics"]

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prosfi.data.sources import level_name
+
 PLOTTED = (("accuracy", "answer accuracy", "accuracy (%)"),
            ("reward_hit", "reward hit (verified chain + right answer)", "reward hit (%)"))
 
@@ -18,6 +20,18 @@ def domain_plots(summaries: Sequence[dict[str, Any]]) -> tuple[tuple[str, str, s
 
     keys = [k for s in summaries for k, v in s.get("overall", {}).items() if v is not None]
     return tuple((m, f"{c.heading} (steps)", f"{c.heading} (% of steps)") for m, c in domain_metrics(keys).items())
+
+
+def _hit_titled(summaries: Sequence[dict[str, Any]]) -> tuple[tuple[str, str, str], ...]:
+    """PLOTTED, with reward hit's title saying what the summaries' completion format verifies (one format:
+    a direct-Lean run's hit is an accepted proof, not a verified chain)."""
+    from prosfi.rewards.formats import format_of
+
+    formats = {format_of(s.get("reward_mode")).name: format_of(s.get("reward_mode")) for s in summaries}
+    if len(formats) != 1:
+        return PLOTTED
+    (fmt,) = formats.values()
+    return tuple((k, f"reward hit ({fmt.hit_means})" if k == "reward_hit" else t, y) for k, t, y in PLOTTED)
 
 
 def _label(summary: dict[str, Any], i: int) -> str:
@@ -36,7 +50,7 @@ def plot_summaries(summaries: Sequence[dict[str, Any]], out_dir: str | Path,
     reports, e.g. quantity's `dimension_error_rate.png`, `grounding_failure_rate.png`) in out_dir; returns
     their paths."""
     if metrics is None:
-        metrics = PLOTTED + domain_plots(summaries)
+        metrics = _hit_titled(summaries) + domain_plots(summaries)
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -70,7 +84,7 @@ def plot_summaries(summaries: Sequence[dict[str, Any]], out_dir: str | Path,
             ax.set_xlim(-0.5, len(xs) - 0.5)
             ax.set_xticks(xs)
             ax.set_xticklabels(["all" if d is None else str(d) for d in diffs])
-            ax.set_xlabel("people" if source in ("kk", "kk_hub") else "difficulty")
+            ax.set_xlabel(level_name(source))
             ax.set_ylim(-2, 102)
             ax.set_title(source)
             ax.grid(alpha=0.3)

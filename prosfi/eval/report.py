@@ -4,9 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-COLUMNS = (("accuracy", "accuracy"), ("reward_hit", "reward hit"), ("format_rate", "format"),
-           ("step_validity", "verified steps"), ("unknown_rate", "unknown"), ("mean_steps", "steps"),
-           ("mean_tokens", "tokens"))
+# every format's columns; the summary's format adds its own between them (`CompletionFormat.eval_columns`)
+HEAD = (("accuracy", "accuracy"), ("reward_hit", "reward hit"), ("format_rate", "format"))
+TAIL = (("mean_tokens", "tokens"),)
+
+
+def summary_format(summary: dict[str, Any]) -> Any:
+    """The completion format that scored the summary's records (its `reward_mode`)."""
+    from prosfi.rewards.formats import format_of
+
+    return format_of(summary.get("reward_mode"))
+
+
+def columns(summary: dict[str, Any]) -> tuple[list[tuple[str, str]], set[str]]:
+    """(metric, heading) of the table's fixed columns for this summary's format, and which are means
+    (numbers, not percentages)."""
+    own = summary_format(summary).eval_columns
+    cols = [*HEAD, *((c.metric, c.heading) for c in own), *TAIL]
+    return cols, {"mean_tokens"} | {c.metric for c in own if c.mean}
 
 
 def pct(value: float | None, ci: list[float] | None = None, interval: bool = True) -> str:
@@ -33,21 +48,22 @@ def _extra_columns(summary: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
     return keys, heads
 
 
-def cell(metrics: dict[str, Any], key: str) -> str:
-    if key in ("mean_steps", "mean_tokens"):
+def cell(metrics: dict[str, Any], key: str, means: set[str] = frozenset({"mean_tokens"})) -> str:
+    if key in means:
         return number(metrics.get(key))
     return pct(metrics.get(key), metrics.get(f"{key}_ci"))
 
 
 def table(summary: dict[str, Any]) -> str:
+    fixed, means = columns(summary)
     extra, extra_heads = _extra_columns(summary)
-    heads = ["source", "difficulty", "n"] + [h for _, h in COLUMNS] + [extra_heads.get(k, k) for k in extra]
+    heads = ["source", "difficulty", "n"] + [h for _, h in fixed] + [extra_heads.get(k, k) for k in extra]
     lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
     rows = [(g["source"], g["difficulty"], g) for g in summary.get("groups", [])]
     rows.append(("**overall**", "", summary.get("overall", {})))
     for source, difficulty, m in rows:
         cells = [str(source), "" if difficulty is None else str(difficulty), str(m.get("n", 0))]
-        cells += [cell(m, key) for key, _ in COLUMNS] + [cell(m, key) for key in extra]
+        cells += [cell(m, key, means) for key, _ in fixed] + [cell(m, key, means) for key in extra]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -59,8 +75,8 @@ def to_markdown(summary: dict[str, Any]) -> str:
                f"reward mode {summary.get('reward_mode', 'prosfi')}; verifier {summary.get('verifier', '?')}.")
     judge = summary.get("judge")
     out.append(f"LLM judge: {judge}." if judge else "LLM judge: not run (off by default; see --judge-endpoint).")
-    out += ["", ("Rates in %, with 95% bootstrap intervals over problems. reward hit = fully verified chain "
-                 "and right answer."), "", table(summary), ""]
+    out += ["", (f"Rates in %, with 95% bootstrap intervals over problems. reward hit = "
+                 f"{summary_format(summary).hit_means}."), "", table(summary), ""]
     for src in summary.get("sources", []):
         if src.get("skipped"):
             out.append(f"- `{src['spec']}`: {src['skipped']} records skipped "
@@ -73,4 +89,4 @@ def to_markdown(summary: dict[str, Any]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-__all__ = ["table", "to_markdown"]
+__all__ = ["columns", "summary_format", "table", "to_markdown"]

@@ -1,9 +1,10 @@
 """Generations -> scored records (one per completion), through the completion format's `score` (the steps
 format's is `prosfi.rewards.score.score_batch`).
 
-A record is the `completions.jsonl` line of `prosfi eval`: the `prosfi score` record (answer,
-per-step verdicts, reward, reason) plus what the metrics need (source, difficulty, sample, step
-counts, completion tokens) and the completion text itself.
+A record is the `completions.jsonl` line of `prosfi eval`: the format's scored record (the steps format's is
+the `prosfi score` record: answer, per-step verdicts, reward, reason; the direct-Lean format's has the proof's
+verdict instead of steps) plus what the metrics need (source, difficulty, sample, completion tokens, the
+format's own columns: `CompletionFormat.eval_record`, e.g. step counts) and the completion text itself.
 """
 
 from __future__ import annotations
@@ -39,26 +40,26 @@ def score_generations(problems: Mapping[str, Problem] | Sequence[Problem], gener
             probs = [by_id.get(g.problem_id) for g in batch]
             results = fmt.score(probs, [g.completion for g in batch], verifier, reward_config, chain_config)
             for g, p, res in zip(batch, probs, results):
-                out.append(record(g, p, res))
+                out.append(record(g, p, res, fmt))
             bar.update(len(batch))
     finally:
         bar.close()
     return out
 
 
-def record(gen: Generation, problem: Problem | None, result) -> dict[str, Any]:
-    """The completions.jsonl line for one scored generation."""
+def record(gen: Generation, problem: Problem | None, result, fmt=None) -> dict[str, Any]:
+    """The completions.jsonl line for one generation scored by the completion format `fmt` (default: the
+    steps format)."""
+    if fmt is None:
+        from prosfi.rewards.formats import format_of
+
+        fmt = format_of(None)
     rec = result.to_json()
     rec["problem_id"] = gen.problem_id
     source, difficulty = group_of(problem) if problem is not None else (None, None)
     steps = rec.get("steps") or []
-    rec.update(
-        sample=gen.sample, source=source, difficulty=difficulty,
-        n_steps=len(steps),
-        verified_steps=sum(1 for s in steps if s.get("verdict") == "valid"),
-        unknown_steps=sum(1 for s in steps if s.get("verdict") == "unknown"),
-        tokens=gen.tokens, completion=gen.completion,
-    )
+    rec.update(sample=gen.sample, source=source, difficulty=difficulty, **fmt.eval_record(rec),
+               tokens=gen.tokens, completion=gen.completion)
     columns = _eval_columns(problem)
     if columns:  # the domain reports step rates (`Domain.eval_columns`; quantity: dimension errors, grounding)
         rec.update(guarded_steps=len(steps), **{c.record: c.count(steps) for c in columns})

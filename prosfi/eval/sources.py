@@ -1,6 +1,8 @@
 """Evaluation problem sources: a `--data SPEC` string -> problems tagged with their (source, difficulty) group.
 
-Spec grammar (repeatable on the command line; see `SPEC_HELP`):
+The sources, their names and the loaders are registered once in `prosfi.data.sources` (the same names are
+`prosfi data` commands and recipe `dataset:` values; `proverqa_gen:hard` is `fol:hard`); this module parses a spec,
+loads the source's domains and tags each problem with its group. Spec grammar (repeatable; see `SPEC_HELP`):
 
     PATH.jsonl | jsonl:PATH      a problems JSONL (docs/data.md); group (problem.source, difficulty)
     kk:2..8 | kk:3 | kk:2,4      generated Knights & Knaves, `count` puzzles per number of people
@@ -31,31 +33,26 @@ could not use are in `Source.skipped` as `(record, reason)` and never raise.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from prosfi.data import sources as registry
 from prosfi.data.problem import Problem
+from prosfi.data.sources import SpecError, folio_label_notes
 
-SPEC_HELP = ("problem source, repeatable: a problems JSONL path (or jsonl:PATH); kk:2..8 (generated Knights & "
-             "Knaves by number of people); fol:hard or fol:easy,medium (generated ProverQA-style); "
-             "proverqa:hard=FILE (a ProverQA dev JSON file; proverqa:hard alone fetches it from the hub); "
-             "kkhub:FILE or kkhub:3 (K&K in the hub's JSONL format); rgkk:2..7 (reasoning-gym's knights_knaves, "
-             "in each puzzle's own words: saints/sinners, heroes/villains, …); folio:FILE (FOLIO JSONL); "
-             "gsm8k:FILE (GSM8K JSONL); physics:easy,medium,hard (generated physics with units); gsm_symbolic:N "
-             "(reasoning-gym GSM-Symbolic); scibench:FILE (SciBench JSON); toy or toy:1..3 "
-             "(the CPU demo's rule chains, held out from its training; toy:1,shuffled for shuffled premises)")
-PHYSICS_DIFFICULTIES = ("easy", "medium", "hard")
-PHYSICS_LEVELS = PHYSICS_DIFFICULTIES + ("demo",)  # physics:demo: the quantity CPU demo's task, fresh draws
 
-FOL_DIFFICULTIES = ("easy", "medium", "hard", "extra")
+def _spec_help() -> str:
+    """`--data`'s help: every registered source's spec forms and the aliases (docs/eval.md says what each is)."""
+    forms = [form for s in registry.SOURCES.values() if s.read_spec for form in s.spec.split()]
+    aliases = [f"{alias} = {name}" for alias, name in registry.ALIASES.items()]
+    return (f"problem source, repeatable: {' '.join(forms)}" + (f" (aliases: {', '.join(aliases)})" if aliases else "")
+            + "; docs/eval.md, Problem sources")
+
+
+SPEC_HELP = _spec_help()
 GROUP_KEY = "eval_group"  # Problem.extra key holding [source, difficulty] once a Source has loaded it
 DEFAULT_SEED = 20_261_201  # generated eval problems: a seed far from the training recipes' (0, 1, ...)
-
-
-class SpecError(ValueError):
-    """A `--data` spec the user must fix; the message says what is accepted."""
 
 
 @dataclass
@@ -82,7 +79,7 @@ def group_of(problem: Problem) -> tuple[str, str | None]:
     return problem.source or "problems", None if problem.difficulty is None else str(problem.difficulty)
 
 
-def _tag(problems: Iterable[Problem], source: str, difficulty=None) -> list[Problem]:
+def _tag(problems, source: str, difficulty=None) -> list[Problem]:
     out = []
     for p in problems:
         d = p.difficulty if difficulty is None else difficulty
@@ -91,33 +88,20 @@ def _tag(problems: Iterable[Problem], source: str, difficulty=None) -> list[Prob
     return out
 
 
-def _people(text: str) -> list[int]:
-    """'2..8' / '2-8' -> 2..8; '3' -> [3]; '2,4' -> [2, 4]."""
-    out: list[int] = []
-    for part in text.split(","):
-        m = re.fullmatch(r"\s*(\d+)\s*(?:(?:\.\.|-)\s*(\d+)\s*)?", part)
-        if not m:
-            raise SpecError(f"kk:{text}: expected numbers of people like 2..8, 3 or 2,4")
-        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
-        if not 2 <= lo <= hi <= 8:
-            raise SpecError(f"kk:{text}: numbers of people must be within 2..8, low to high")
-        out.extend(range(lo, hi + 1))
-    return sorted(set(out))
-
-
-def _levels(text: str) -> list[str]:
-    if text in ("", "all"):
-        return list(FOL_DIFFICULTIES)
-    if ".." in text:
-        lo, hi = text.split("..", 1)
-        if lo not in FOL_DIFFICULTIES or hi not in FOL_DIFFICULTIES:
-            raise SpecError(f"fol:{text}: difficulties are {', '.join(FOL_DIFFICULTIES)}")
-        return list(FOL_DIFFICULTIES[FOL_DIFFICULTIES.index(lo): FOL_DIFFICULTIES.index(hi) + 1])
-    levels = [x.strip() for x in text.split(",") if x.strip()]
-    bad = [x for x in levels if x not in FOL_DIFFICULTIES]
-    if bad or not levels:
-        raise SpecError(f"fol:{text}: difficulties are {', '.join(FOL_DIFFICULTIES)} (comma-separated or a..b)")
-    return levels
+def parse_spec(spec: str) -> tuple[registry.DataSource, str]:
+    """The registered source a spec names and the argument after its colon. A bare path (even one with a
+    colon in it) is a problems JSONL; a bare source name (`toy`) is that source with no argument."""
+    spec = spec.strip()
+    name, sep, rest = spec.partition(":")
+    known = registry.resolve_name(name)
+    if not sep and known and not Path(spec).exists():
+        return registry.get(name, "eval"), ""
+    if not sep or (known is None and Path(spec).exists()):
+        return registry.get("jsonl", "eval"), spec
+    try:
+        return registry.get(name, "eval", what="source"), rest
+    except SpecError as exc:
+        raise SpecError(f"--data {spec!r}: {exc}") from None
 
 
 def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int = DEFAULT_SEED,
@@ -125,211 +109,19 @@ def load_source(spec: str, count: int = 100, limit: int | None = None, seed: int
     """Problems for one spec. `count`: generated problems per difficulty; `limit`: at most this many per
     (source, difficulty) group (files are cut, generators draw fewer). `verifier` (optional) is used
     by the FOLIO loader to compare FOLIO's gold labels with the verifier's."""
+    from prosfi.domains import domain_for
+
     spec = spec.strip()
-    kind, sep, rest = spec.partition(":")
-    known = ("jsonl", "kk", "fol", "proverqa", "kkhub", "kk_hub", "folio", "rgkk", "gsm8k", "physics",
-             "gsm_symbolic", "scibench", "toy")
-    if spec == "toy":
-        kind, sep, rest = "toy", ":", ""
-    if not sep or (kind not in known and Path(spec).exists()):  # a bare path (even one with a colon)
-        kind, rest = "jsonl", spec
+    source, arg = parse_spec(spec)
+    for kind in source.kinds:  # gold chains are built under their domain's rules
+        domain_for(kind)
     per_group = count if limit is None else min(count, limit)
-    if kind in ("folio", "kkhub", "kk_hub", "gsm8k", "scibench"):
-        if not rest:
-            raise SpecError(f"--data {spec!r}: give a file after the colon, e.g. {kind}:FILE")
-        if not (kind != "folio" and rest.isdigit()) and not Path(rest).is_file():
-            raise SpecError(f"--data {spec!r}: no such file {rest!r}")
-    if kind == "jsonl":
-        return _jsonl(spec, rest, limit)
-    if kind == "kk":
-        from prosfi.data.kk import KKConfig, generate
-
-        src = Source("kk", spec)
-        for n in _people(rest):
-            src.problems += _tag(generate(KKConfig(people=n), per_group, seed), "kk", n)
-        return _unique(src)
-    if kind == "rgkk":
-        from prosfi.data.kk import load_reasoning_gym
-
-        src = Source("rgkk", spec)
-        for n in _people(rest):
-            src.problems += _tag(load_reasoning_gym(n, per_group, seed), "rgkk", n)
-        return _unique(src)
-    if kind == "fol":
-        from prosfi.data.pqa_gen import FOLGenConfig
-        from prosfi.data.pqa_gen import generate as fol_generate
-
-        src = Source("fol", spec)
-        for level in _levels(rest):
-            problems = fol_generate(FOLGenConfig(difficulty=level), per_group, seed)
-            src.problems += _tag(problems, "fol", level)
-        return _unique(src)
-    if kind == "proverqa":
-        from prosfi.data.proverqa import SPLITS, load_proverqa
-
-        split, _, path = rest.partition("=")
-        if split not in SPLITS or split == "train":
-            raise SpecError(f"proverqa:{rest}: the split must be easy, medium or hard (the train file has no "
-                            "FOL annotations: evaluate on the dev splits, train on generated problems)")
-        if path and not Path(path).is_file():
-            raise SpecError(f"--data {spec!r}: no such file {path!r}")
-        from prosfi.data.hub import HubUnavailable
-
-        failures: list = []
-        try:
-            problems = load_proverqa(split, path=path or None, limit=limit, skipped=failures)
-        except HubUnavailable as exc:
-            raise HubUnavailable(f"{exc} With prosfi eval: --data proverqa:{split}=FILE.") from None
-        src = Source("proverqa", spec, _tag(problems, "proverqa", split))
-        src.skipped = [(str(i), reason) for i, reason in failures]
-        return _unique(src)
-    if kind in ("kkhub", "kk_hub"):
-        return _kk_hub(spec, rest, limit)
-    if kind == "toy":
-        return _toy(spec, rest, per_group, seed)
-    if kind == "folio":
-        from prosfi.data.folio import load_folio
-
-        skipped: list = []
-        problems = load_folio(rest, limit=limit, skipped=skipped)
-        src = Source("folio", spec, _tag(problems, "folio"), skipped=[(str(i), r) for i, r in skipped])
-        if verifier is not None and src.problems:
-            src.notes += folio_label_notes(src.problems, verifier)
-        return _unique(src)
-    if kind in ("gsm8k", "physics", "gsm_symbolic", "scibench"):
-        return _quantity_source(kind, spec, rest, per_group, limit, seed)
-    raise SpecError(f"--data {spec!r}: unknown source {kind!r}. {SPEC_HELP}")
-
-
-def _quantity_source(kind: str, spec: str, rest: str, per_group: int, limit: int | None, seed: int) -> Source:
-    """The quantity sources (docs/quantity.md "Data"): files are read, generators drawn with `seed`."""
-    src = Source(kind, spec)
-    if kind == "gsm8k":
-        import prosfi.domains.quantity  # noqa: F401  (gold chains are built under its rules)
-        from prosfi.data.gsm8k import LoadReport, load_gsm8k
-
-        report = LoadReport()
-        src.problems = _tag(load_gsm8k(rest, limit=limit, report=report), "gsm8k")
-        src.skipped = [(str(i), why) for i, why in report.skipped]
-    elif kind == "scibench":
-        from prosfi.data.scibench import load_scibench
-
-        skipped: list = []
-        src.problems = _tag(load_scibench(rest, limit=limit, skipped=skipped), "scibench")
-        src.skipped = [(str(i), why) for i, why in skipped]
-    elif kind == "physics":
-        from prosfi.data.physics import generate
-
-        levels = [x.strip() for x in (rest or ",".join(PHYSICS_DIFFICULTIES)).split(",") if x.strip()]
-        bad = [x for x in levels if x not in PHYSICS_LEVELS]
-        if bad or not levels:
-            raise SpecError(f"physics:{rest}: difficulties are {', '.join(PHYSICS_DIFFICULTIES)} (comma-separated), "
-                            "or demo (the quantity CPU demo's task)")
-        for level in levels:
-            src.problems += _tag(generate(level, per_group, seed), "physics", level)
-    else:
-        import prosfi.domains.quantity  # noqa: F401  (gold chains are built under its rules)
-        from prosfi.data.gsm_symbolic import generate as gsms_generate
-
-        if rest and not rest.isdigit():
-            raise SpecError(f"gsm_symbolic:{rest}: give a number of problems, e.g. gsm_symbolic:100")
-        n = int(rest) if rest else per_group
-        n = n if limit is None else min(n, limit)
-        skipped = []
-        src.problems = _tag(gsms_generate(n, seed, skipped=skipped), "gsm_symbolic")
-        src.skipped = [(str(i), why) for i, why in skipped]
-    return _unique(src)
-
-
-def _toy(spec: str, rest: str, count: int, seed: int) -> Source:
-    """Toy rule chains from the evaluation share (`split="eval"`), `count` per number of rules."""
-    from prosfi.data.toy import ToyConfig, generate
-
-    words = [w.strip() for w in rest.split(",") if w.strip()]
-    layouts = [w for w in words if w in ("fixed", "shuffled")]
-    depths_text = ",".join(w for w in words if w not in layouts) or "1"
-    depths: list[int] = []
-    for part in depths_text.split(","):
-        m = re.fullmatch(r"(\d+)(?:(?:\.\.|-)(\d+))?", part)
-        if not m or not 1 <= int(m.group(1)) <= int(m.group(2) or m.group(1)) <= 3:
-            raise SpecError(f"--data {spec!r}: give the number of rules per chain, 1 to 3 (toy:1, toy:1..3), "
-                            "optionally with a layout (toy:1,shuffled)")
-        depths.extend(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
-    layout = layouts[-1] if layouts else "fixed"
-    src = Source("toy", spec)
-    for d in sorted(set(depths)):
-        drawn = generate(ToyConfig(min_depth=d, max_depth=d, layout=layout), 3 * count, seed, split="eval")
-        seen: set = set()
-        problems = []
-        for p in drawn:  # one-rule chains over a fixed vocabulary repeat: each problem once
-            key = (frozenset(x.formal for x in p.premises), p.goal)
-            if key not in seen and len(problems) < count:
-                seen.add(key)
-                problems.append(p)
-        if len(problems) < count:
-            src.notes.append(f"toy:{d}: only {len(problems)} distinct held-out problems (asked for {count})")
-        for p in problems:
-            p.id = f"toy-eval-{layout}-{d}-s{seed}-{p.id.rsplit('-', 1)[1]}"
-        src.problems += _tag(problems, "toy", d)
-    return _unique(src)
-
-
-def _jsonl(spec: str, path: str, limit: int | None) -> Source:
-    from prosfi.data.problem import read_problems
-
-    if not Path(path).exists():
-        raise SpecError(f"--data {spec!r}: no such file {path!r}")
-    src = Source(Path(path).stem, spec)
-    counts: dict[tuple, int] = {}
-    try:
-        for p in read_problems(path, validate=False):
-            g = (p.source or src.name, None if p.difficulty is None else str(p.difficulty))
-            if limit is not None and counts.get(g, 0) >= limit:
-                continue
-            try:
-                p.validate()
-            except ValueError as exc:
-                src.skipped.append((p.id, str(exc)))
-                continue
-            counts[g] = counts.get(g, 0) + 1
-            src.problems += _tag([p], g[0], g[1])
-    except ValueError as exc:
-        raise SpecError(f"--data {spec!r}: {exc}") from None
-    if not src.problems and not src.skipped:
-        raise SpecError(f"--data {spec!r}: the file has no problems (is it empty?)")
-    return _unique(src)
-
-
-def _kk_hub(spec: str, rest: str, limit: int | None) -> Source:
-    from prosfi.data import kk
-
-    src = Source("kk_hub", spec)
-    if rest.isdigit():
-        from prosfi.data.hub import HubUnavailable
-
-        try:
-            src.problems = _tag(kk.load_kk_hub(int(rest), "test", limit), "kk_hub")
-        except HubUnavailable as exc:
-            raise HubUnavailable(f"{exc} With prosfi eval: --data kkhub:FILE.") from None
-        return _unique(src)
-    from prosfi.data.hub import read_records
-
-    counts: dict[int, int] = {}
-    unreadable: list = []
-    records = read_records(rest, unreadable)  # lines that are not JSON objects are skipped, not fatal
-    src.skipped += [(str(where), why) for where, why in unreadable]
-    for i, rec in enumerate(records):
-        names = rec.get("names")
-        n = len(names) if isinstance(names, list) else 0
-        if limit is not None and counts.get(n, 0) >= limit:
-            continue
-        try:
-            p = kk.problem_from_kk_record(rec, pid=f"kkhub-{n}-{i:04d}")
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            src.skipped.append((str(i), str(exc)))
-            continue
-        counts[n] = counts.get(n, 0) + 1
-        src.problems += _tag([p], "kk_hub", n)
+    loaded = source.read_spec(registry.SpecArgs(spec, arg, per_group, limit, seed, verifier))
+    name = loaded.name or source.group_name
+    src = Source(name, spec, skipped=list(loaded.skipped), notes=list(loaded.notes))
+    for label, problems in loaded.groups:
+        column, difficulty = label if isinstance(label, tuple) else (name, label)
+        src.problems += _tag(problems, column, difficulty)
     return _unique(src)
 
 
@@ -359,22 +151,6 @@ def all_problems(sources: Sequence[Source]) -> list[Problem]:
     return [p for s in sources for p in s.problems]
 
 
-def folio_label_notes(problems: Sequence[Problem], verifier) -> list[str]:
-    """Compare each problem's gold label with the verifier's (FOLIO's own FOL has annotation errors)."""
-    from prosfi.data.labels import verified_labels
-
-    labels = verified_labels(problems, verifier)
-    notes = []
-    for p, label in zip(problems, labels):
-        p.extra["verifier_label"] = label
-        if label is not None and label != p.answer_label:
-            notes.append(f"{p.id}: gold label {p.answer_label}, verifier says {label}")
-    undecided = sum(label is None for label in labels)
-    head = (f"{problems[0].source or 'gold'} labels: {len(problems) - len(notes) - undecided} of {len(problems)} "
-            f"confirmed by the verifier, {len(notes)} disagree, {undecided} undecided")
-    return [head] + notes
-
-
 def content_key(problem: Problem) -> tuple:
     """Same content (logic: premises and goal, formal text), whatever the id: the held-out check's notion of
     'same problem' (`Domain.content_key`)."""
@@ -389,5 +165,6 @@ def overlap(problems: Sequence[Problem], training: Sequence[Problem]) -> list[st
     return [p.id for p in problems if content_key(p) in keys]
 
 
-__all__ = ["SPEC_HELP", "Source", "SpecError", "all_problems", "content_key", "group_of", "load_source",
-           "load_sources", "overlap"]
+__all__ = ["SPEC_HELP", "Source", "SpecError",
+           "all_problems", "content_key", "folio_label_notes", "group_of", "load_source", "load_sources", "overlap",
+           "parse_spec"]

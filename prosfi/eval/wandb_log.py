@@ -8,14 +8,23 @@ from pathlib import Path
 from typing import Any
 
 
+def _metrics(summary: dict[str, Any]) -> list[str]:
+    """accuracy, reward_hit, format_rate and the summary's completion format's own metrics (the steps format's
+    step_validity, unknown_rate, mean_steps)."""
+    from prosfi.eval.report import HEAD, summary_format
+
+    return [k for k, _ in HEAD] + [c.metric for c in summary_format(summary).eval_columns]
+
+
 def _flat(summary: dict[str, Any]) -> dict[str, float]:
     out = {}
+    per_group = _metrics(summary)[:4]
     for k, v in (summary.get("overall") or {}).items():
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             out[f"eval/{k}"] = v
     for g in summary.get("groups") or []:
         name = g["source"] + ("" if g.get("difficulty") is None else f"_{g['difficulty']}")
-        for k in ("accuracy", "reward_hit", "format_rate", "step_validity"):
+        for k in per_group:
             if g.get(k) is not None:
                 out[f"eval/{name}/{k}"] = g[k]
     return out
@@ -28,8 +37,7 @@ def log_summary(summary: dict[str, Any], out_dir: str | Path, name: str | None =
                      dir=str(out_dir), config={"model": summary.get("model"), "judge": summary.get("judge")})
     try:
         run.log(_flat(summary))
-        cols = ["source", "difficulty", "n", "accuracy", "reward_hit", "format_rate", "step_validity",
-                "unknown_rate", "mean_steps"]
+        cols = ["source", "difficulty", "n", *_metrics(summary)]
         rows = [[g.get(c) for c in cols] for g in summary.get("groups", [])]
         run.log({"eval/table": wandb.Table(columns=cols, data=rows)})
         for png in Path(out_dir).glob("*.png"):

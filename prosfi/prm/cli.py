@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from prosfi.usage import UsageError
+
 SUBCOMMANDS = ("label", "train", "score", "rerank", "negatives")
 
 
@@ -115,8 +117,7 @@ def guarded(name: str, command, args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `… | head`: prosfi.cli exits quietly
         raise
     except (ValueError, OSError) as exc:
-        print(f"{name}: {one_line(exc)}", file=sys.stderr)
-        return 2
+        raise UsageError(one_line(exc), command=name.removeprefix("prosfi ")) from None
     except RuntimeError as exc:  # an endpoint that still failed after its retries, a hub file not reachable here
         from prosfi.data.hub import HubUnavailable
         from prosfi.eval.endpoint import EndpointError
@@ -353,10 +354,9 @@ def _train(argv: list[str]) -> int:
         return 2
     from prosfi.usage import one_line
 
-    def error(exc: BaseException) -> int:
+    def error(exc: BaseException) -> UsageError:
         text = one_line(exc).replace("`prosfi train --help`", "`prosfi prm train RECIPE.yaml --help`")
-        print(f"prosfi prm train: error: {text}", file=sys.stderr)
-        return 2
+        return UsageError(f"error: {text}", command="prm train")
 
     if "--help" in overrides or "-h" in overrides:
         from prosfi.prm.train import dataclass_types, objective_of
@@ -365,7 +365,7 @@ def _train(argv: list[str]) -> int:
         try:
             make_parser(dataclass_types(objective_of(recipe, overrides))).print_help()
         except RecipeError as exc:
-            return error(exc)
+            raise error(exc) from None
         return 0
     dry = "--dry-run" in overrides
     overrides = [o for o in overrides if o != "--dry-run"]
@@ -375,7 +375,7 @@ def _train(argv: list[str]) -> int:
         with stdout_kept_clean():  # stdout carries the dry run's YAML
             resolved = resolve(recipe, overrides, dry_run=dry)
     except (RecipeError, ValueError) as exc:
-        return error(exc)
+        raise error(exc) from None
     if resolved.script.dry_run:
         print(resolved.to_yaml(), end="")
         return 0
@@ -386,9 +386,9 @@ def _train(argv: list[str]) -> int:
     except BrokenPipeError:
         raise
     except (ValueError, OSError) as exc:
-        return error(exc)
+        raise error(exc) from None
     except HubUnavailable as exc:  # `problems: proverqa:hard` without the hub
-        error(exc)
+        print(f"prosfi prm train: {error(exc)}", file=sys.stderr)  # not a usage mistake: exit 1
         return 1
     _log("train", f"saved the PRM ({resolved.script.objective}) to {out}")
     return 0

@@ -44,7 +44,8 @@ class SearchConfig:
     candidates: int = field(default=4, metadata={"help": "k: candidate next steps sampled per beam"})
     max_steps: int = field(default=8, metadata={"help": "rounds (steps per chain) at most"})
     mode: str = field(default="both", metadata={"help": "both (verifier filter, then PRM), prm (no verifier "
-                                                "filter), verifier (random among valid, no PRM)"})
+                                                "filter), verifier (random among valid, no PRM)",
+                                                "choices": MODES})
     seed: int = field(default=0, metadata={"help": "seed of sampling and of the verifier-only tie breaks"})
     retries: int = field(default=2, metadata={"help": "parse-validate-retry: a candidate that fails the schema or "
                                               "the verifier is regenerated at most this many times, with the "

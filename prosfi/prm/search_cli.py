@@ -16,7 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from prosfi import jsonl
-from prosfi.prm.search import MODES
+from prosfi.configflags import Flags
+from prosfi.prm.search import MODES, SearchConfig
+
+# SearchConfig's flags (prosfi.configflags); the step sampling and token limits are the proposer's own.
+SEARCH_FLAGS = Flags(SearchConfig, ("beams", "candidates", "max_steps", "mode", "retries", "seed"))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,30 +32,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prm", default=None, help="a trained PRM folder (either objective); not needed for "
                         "--mode verifier")
     parser.add_argument("--recipe", default=None, help="a training recipe whose prompt settings build the prompts")
-    parser.add_argument("--beams", type=int, default=8, help="B: beams kept per round (default: %(default)s)")
-    parser.add_argument("--candidates", type=int, default=4, help="k: candidates per beam (default: %(default)s)")
-    parser.add_argument("--max-steps", type=int, default=8, help="rounds at most (default: %(default)s)")
-    parser.add_argument("--mode", choices=MODES, default="both",
-                        help="both: verifier filter then PRM; prm: PRM without the verifier filter; verifier: "
-                        "random among valid (default: %(default)s)")
+    SEARCH_FLAGS.add(parser)
     parser.add_argument("--ablations", action="store_true", help="run every mode on the same problems")
     parser.add_argument("--temperature", type=float, default=0.7, help="step sampling temperature (default: %(default)s)")
     parser.add_argument("--top-p", type=float, default=0.95, help="nucleus sampling of steps (default: %(default)s)")
-    parser.add_argument("--retries", type=int, default=2,
-                        help="parse-validate-retry: regenerations of a candidate that fails the schema or the "
-                        "verifier, with the reason in the retry prompt (default: %(default)s)")
     parser.add_argument("--max-step-tokens", type=int, default=128, help="token limit of one step object")
     parser.add_argument("--max-think-tokens", type=int, default=256,
                         help="token limit of the think block the policy writes first (per problem)")
-    parser.add_argument("--seed", type=int, default=0, help="sampling seed")
     parser.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
     parser.add_argument("-o", "--output", default="runs/search", help="output folder (default: %(default)s)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals")
     from prosfi.usage import add_overwrite_argument
 
     add_overwrite_argument(parser)
-    add_verifier_arguments(parser)
-    parser.set_defaults(timeout_ms=50)  # NS-PRM's verifier budget per call (--timeout-ms to change)
+    add_verifier_arguments(parser, defaults={"timeout_ms": 50})  # NS-PRM's verifier budget per call
 
 
 def _params(prm) -> int | None:
@@ -166,8 +160,8 @@ def _run(args: argparse.Namespace) -> int:
                               max_step_tokens=args.max_step_tokens, max_think_tokens=args.max_think_tokens,
                               seed=args.seed)
         by_mode = run_modes(problems, proposer, prm, verifier, modes,
-                            {"beams": args.beams, "candidates": args.candidates, "max_steps": args.max_steps,
-                             "seed": args.seed, "retries": args.retries}, n_boot=args.bootstrap, reseed=set_seed)
+                            {k: v for k, v in SEARCH_FLAGS.kwargs(args).items() if k != "mode"},
+                            n_boot=args.bootstrap, reseed=set_seed)
     with open(out / "search.jsonl", "w", encoding="utf-8") as fh:
         for mode, d in by_mode.items():
             fh.writelines(jsonl.dumps({"mode": mode, **r.to_json(), "eval": {k: rec.get(k) for k in (

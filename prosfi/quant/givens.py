@@ -156,6 +156,9 @@ def _word_value(text: str) -> Fraction | None:
                 i += 2
                 seen = True
                 continue
+            if i + 1 < len(words) and (words[i + 1] in _SMALL or words[i + 1] in _TENS):
+                i += 1  # "a two and a half hour trip": the article, not one
+                continue
             current = current or Fraction(1)
             if i + 1 >= len(words):
                 return None  # a lone "a"
@@ -275,13 +278,14 @@ def extract_givens(question: str, units: str = "all") -> list[Given]:
             else:
                 value = Fraction(1, 2)
         else:
+            if re.match(r"an?\s", m.group("words"), re.IGNORECASE) and not re.search(
+                    rf"hundred|thousand|million|billion|dozen|{_PARTWORD}", m.group("words"), re.I):
+                pos = start + 1  # "a four-week month", "a one-pound steak": the article leads no scale; the
+                continue  # number after it is read on its own
             v = _word_value(m.group("words"))
             if v is None:
                 continue
             value = v
-            if m.group("words").lower().startswith("a ") and not re.search(
-                    rf"hundred|thousand|million|billion|dozen|{_PARTWORD}", m.group("words"), re.I):
-                continue  # pragma: no cover - the grammar only lets "a" lead a scale word
         if m.group("numeral") and not unit and q[end:end + 1] == "$":
             unit, end = "USD", end + 1  # "15$", "6000$": the sign written after the number
         pct = _PERCENT_AFTER.match(q, end)

@@ -7,8 +7,12 @@ Two tables, both matched against the problem's own words (whole words, never a p
   (complements `1 - x`, squares, `sqrt(2 * a * d)`); unit factors and calendar facts (7, 12, 24, 52, 60, 100,
   365, 1000, 1440, 3600, 86400) only where the problem names *both* things they convert (`CONSTANT_CONTEXT`:
   60 needs hours and minutes, or minutes and seconds): a bare 60 in a problem about eggs is an invented number.
-  A word that is itself the number counts alone: "dozen" (12), "weekday" (5, Monday to Friday). Approximate
-  conversions are not listed (4 weeks in a month is not a unit factor), nor facts about things (legs, coins).
+  A word that is itself the number counts alone: "dozen" (12), "weekday" (5, Monday to Friday). World facts
+  are licensed the same way, by a pair of words naming both sides: 5280 with "mile" and "feet", 30 with "June"
+  (a month name, capitalised) and "day", legs with the animal and "legs", 4 with "month" and "week" (not a unit
+  factor, a month is 4.35 weeks, but GSM8K's convention: its answers assume it). A 2 (always a literal) is a
+  multiple only with its pair ("chickens" and "legs"). Coins are not listed: their chains compute plain numbers
+  where GSM8K's answers are cents or dollars.
 - `MULTIPLE_WORDS`: the pure multiples a step may apply to a value (`s1 * 2`, `s1 + s1`, `s1 / 2`, `g1 + g1 +
   g1`) only where a word states them ("twice", "double", "half", "triple"). The chain rules find such a
   multiple by dependence (a step that is c times a given or an earlier step, whatever expression produced it),
@@ -31,31 +35,60 @@ ALLOWED_CONSTANTS: dict[Fraction, str] = {
     Fraction(1): "one (complements such as 1 - x)",
     Fraction(2): "two (squares, formulas such as sqrt(2 * a * d); as a multiple it needs a word, see below)",
     Fraction(1, 2): "one half (written 0.5; formulas such as 0.5 * m * v**2)",
+    Fraction(3): "feet per yard; wheels of a tricycle",
+    Fraction(4): "quarts per gallon; legs of a four-legged animal; weeks in a month "
+                 "(GSM8K's convention: its answers read a month as 4 weeks)",
     Fraction(5): "weekdays per week (Monday to Friday)",
+    Fraction(6): "legs of an insect",
     Fraction(7): "days per week",
+    Fraction(8): "legs of a spider",
+    Fraction(10): "years per decade",
     Fraction(12): "months per year; a dozen; inches per foot",
+    Fraction(16): "ounces per pound",
     Fraction(24): "hours per day",
+    Fraction(28): "days in February (not a leap year)",
+    Fraction(30): "days in April, June, September, November",
+    Fraction(31): "days in January, March, May, July, August, October, December",
     Fraction(52): "weeks per year",
     Fraction(60): "minutes per hour, seconds per minute",
-    Fraction(100): "percent; cents per dollar; centimetres per metre",
+    Fraction(100): "percent; cents per dollar; centimetres per metre; years per century",
     Fraction(365): "days per year",
     Fraction(1000): "metric prefixes (grams per kilogram, metres per kilometre); a thousand",
+    Fraction(2000): "pounds per (short) ton",
+    Fraction(5280): "feet per mile",
     Fraction(1440): "minutes per day",
     Fraction(3600): "seconds per hour",
     Fraction(86400): "seconds per day",
 }
 
+# literals needing no context (0, 1, 2, 1/2); a CONSTANT_CONTEXT entry for one of them licenses it only as a
+# multiple or unit factor
+ALWAYS = frozenset({Fraction(0), Fraction(1), Fraction(2), Fraction(1, 2)})
+
 # constant -> alternatives; each alternative is a tuple of words that must *all* appear in the problem
+# A 2 is always a literal (`ALWAYS`), but as a multiple or unit factor only where a pair below names it.
 CONSTANT_CONTEXT: dict[Fraction, tuple[tuple[str, ...], ...]] = {
+    Fraction(2): (("two-legged", "leg"),),
+    Fraction(3): (("yard", "foot"), ("tricycle", "wheel")),
+    Fraction(4): (("gallon", "quart"), ("four-legged", "leg"), ("month", "week")),
     Fraction(5): (("weekday",),),
+    Fraction(6): (("insect", "leg"),),
     Fraction(7): (("week", "day"),),
+    Fraction(8): (("spider", "leg"),),
+    Fraction(10): (("decade", "year"),),
     Fraction(12): (("month", "year"), ("dozen",), ("inch", "foot")),
+    Fraction(16): (("pound", "ounce"),),
     Fraction(24): (("day", "hour"),),
+    Fraction(28): (("February", "day"),),
+    Fraction(30): (("30-day month", "day"),),
+    Fraction(31): (("31-day month", "day"),),
     Fraction(52): (("week", "year"),),
     Fraction(60): (("hour", "minute"), ("minute", "second")),
-    Fraction(100): (("percent",), ("cent",), ("centimetre",)),
+    Fraction(100): (("percent",), ("cent",), ("centimetre",), ("century", "year")),
     Fraction(365): (("year", "day"),),
     Fraction(1000): (("thousand",), ("kilo",), ("milli",)),
+    Fraction(2000): (("ton", "pound"),),
+    Fraction(5280): (("mile", "foot"),),
     Fraction(1440): (("day", "minute"),),
     Fraction(3600): (("hour", "second"),),
     Fraction(86400): (("day", "second"),),
@@ -66,7 +99,8 @@ CONSTANT_CONTEXT: dict[Fraction, tuple[tuple[str, ...], ...]] = {
 # "Janet's" is no "s" (seconds)
 CONCEPT_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "week": (("week", "weekly", "fortnight"), ("wk",)),
-    "day": (("day", "daily", "night", "nightly"), ("d",)),
+    "day": (("day", "daily", "night", "nightly", "every morning", "each morning", "every evening", "each evening"),
+            ("d",)),
     "hour": (("hour", "hourly", "mph", "hr"), ("h", "hr", "hrs", "mph", "kph", "kmh")),
     "minute": (("minute", "min"), ("min", "mins")),
     "second": (("second", "sec"), ("s", "sec", "secs")),
@@ -84,6 +118,31 @@ CONCEPT_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
               "kilolitre"), ("kg", "km", "kw", "kwh", "kj", "kl", "kpa", "kn", "kv")),
     "milli": (("milliliter", "millilitre", "milligram", "millimeter", "millimetre", "millisecond"),
               ("ml", "mg", "mm", "ms", "ma", "mv")),
+    "yard": (("yard",), ("yd", "yds")),
+    "mile": (("mile",), ("mi",)),
+    "pound": (("pound",), ("lb", "lbs")),
+    "ounce": (("ounce",), ("oz",)),
+    "ton": (("ton",), ()),
+    "gallon": (("gallon",), ("gal",)),
+    "quart": (("quart",), ("qt",)),
+    "decade": (("decade",), ()),
+    "century": (("century", "centuries"), ()),
+    "leg": (("leg",), ()),
+    "four-legged": (("dog", "puppy", "puppies", "cat", "kitten", "horse", "pony", "ponies", "cow", "sheep", "goat",
+                     "pig", "lamb", "donkey", "rabbit"), ()),
+    "two-legged": (("chicken", "hen", "rooster", "duck", "goose", "geese", "bird", "ostrich", "turkey", "parrot",
+                    "penguin"), ()),
+    "spider": (("spider",), ()),
+    "tricycle": (("tricycle",), ()),
+    "wheel": (("wheel", "tire", "tyre"), ()),
+    "insect": (("insect", "ant", "bee", "beetle", "ladybug"), ()),
+}
+# Month names are read case-sensitively (capitalised as names are: "may" is a verb, "march" one too) and
+# "May" not at a sentence's start ("May I ..."); each names how many days it has.
+MONTH_WORDS: dict[str, tuple[str, ...]] = {
+    "February": ("February",),
+    "30-day month": ("April", "June", "September", "November"),
+    "31-day month": ("January", "March", "May", "July", "August", "October", "December"),
 }
 
 # a pure multiple -> the words that state it (whole words, as above)
@@ -113,17 +172,31 @@ def _word_pattern(word: str) -> str:
 
 def _symbol_pattern(symbol: str) -> str:
     """A unit symbol right after a number ("5 h", "30mph", "2.5 km/h", "$3/h"), or at a unit field's start."""
-    return rf"(?:\d\s?|\d\s?[a-z]+/|^|\|\s?){re.escape(symbol)}(?![a-z0-9])"
+    return rf"(?:\d\s?|\d\s?[a-z]+/|\|\s?){re.escape(symbol)}(?![a-z0-9])"
+
+
+def _names_month(context: str, name: str) -> bool:
+    """Does the text name the month `name` (case-sensitively; "May" not where a sentence, a line or a quote
+    starts: "May I ...")?"""
+    for m in re.finditer(rf"(?<![A-Za-z0-9]){name}(?![A-Za-z0-9])", context):
+        before = context[:m.start()].rstrip(" \t")
+        if name != "May" or (before and before[-1] not in ".!?:;\n\"“'‘"):
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=4096)
 def concepts(context: str) -> frozenset[str]:
-    """The concepts of `CONCEPT_WORDS` the text names (cached: a batch asks about the same problems)."""
+    """The concepts of `CONCEPT_WORDS` and `MONTH_WORDS` the text names (cached: a batch asks about the same
+    problems)."""
     low = context.lower()
     found = set()
     for concept, (words, symbols) in CONCEPT_WORDS.items():
         if any(re.search(_word_pattern(w), low) for w in words) or \
                 any(re.search(_symbol_pattern(s), low, re.MULTILINE) for s in symbols):
+            found.add(concept)
+    for concept, names in MONTH_WORDS.items():
+        if any(_names_month(context, n) for n in names):
             found.add(concept)
     return frozenset(found)
 
@@ -141,12 +214,29 @@ def allowed_constant(value: Fraction, context: str | None = None) -> str | None:
     why = ALLOWED_CONSTANTS.get(value)
     if why is None:
         return None
-    need = CONSTANT_CONTEXT.get(value)
-    if need and context is not None:
-        named = concepts(context)
-        if not any(all(c in named for c in alternative) for alternative in need):
-            return None
+    if value not in ALWAYS and context is not None and not in_context(value, context):
+        return None
     return why
+
+
+def in_context(value: Fraction, context: str) -> bool:
+    """Does the problem name every word of one of `value`'s `CONSTANT_CONTEXT` alternatives (a unit factor,
+    a world fact, a multiple a pair of words states)?"""
+    named = concepts(context)
+    return any(all(c in named for c in alternative) for alternative in CONSTANT_CONTEXT.get(Fraction(value), ()))
+
+
+def fact_words(value: Fraction, context: str) -> frozenset[str]:
+    """The words of `value`'s context alternatives that hold in this problem (for 2 with "10 birds" and
+    "legs": the two-legged animals and "leg"), lower-case: what a solution line names when it means the fact."""
+    named = concepts(context)
+    out: set[str] = set()
+    for alternative in CONSTANT_CONTEXT.get(Fraction(value), ()):
+        if all(c in named for c in alternative):
+            for c in alternative:
+                words = CONCEPT_WORDS[c][0] if c in CONCEPT_WORDS else MONTH_WORDS.get(c, ())
+                out.update(w.lower() for w in words)
+    return frozenset(out)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -158,7 +248,7 @@ def licensed_factors(context: str) -> frozenset[Fraction]:
         if mentions_word(context, words):
             out.update((value, 1 / value))
     for value in CONSTANT_CONTEXT:
-        if allowed_constant(value, context):
+        if in_context(value, context):
             out.update((value, 1 / value))
     return frozenset(out)
 
@@ -179,8 +269,8 @@ def _word_multiples(context: str) -> frozenset[Fraction]:
 @functools.lru_cache(maxsize=4096)
 def _unit_products(context: str) -> frozenset[Fraction]:
     """Products of at most `MAX_FACTORS` unit factors the problem gives context for (24 * 60 * 60), and 1."""
-    units = sorted({c for c in CONSTANT_CONTEXT if allowed_constant(c, context)} |
-                   {1 / c for c in CONSTANT_CONTEXT if allowed_constant(c, context)})
+    units = sorted({c for c in CONSTANT_CONTEXT if in_context(c, context)} |
+                   {1 / c for c in CONSTANT_CONTEXT if in_context(c, context)})
     out = {Fraction(1)}
     for n in range(1, MAX_FACTORS + 1):
         for combo in itertools.combinations(units, n):  # distinct factors: 7 * 7 converts nothing
@@ -225,7 +315,9 @@ def constants_table() -> str:
     lines = ["| number | as a literal | licensed by |", "|---|---|---|"]
     for value, why in ALLOWED_CONSTANTS.items():
         need = CONSTANT_CONTEXT.get(value)
-        ctx = " or ".join(" + ".join(alt) for alt in need) if need else "always"
+        ctx = " or ".join(" + ".join(alt) for alt in need) if need else ""
+        if value in ALWAYS:
+            ctx = f"always (as a multiple: {ctx})" if ctx else "always"
         lines.append(f"| {_show(value)} | {why} | {ctx} |")
     lines += ["", "| multiple | stated by the words |", "|---|---|"]
     for value, words in MULTIPLE_WORDS.items():
@@ -236,6 +328,8 @@ def constants_table() -> str:
     lines += ["", "| context | words | unit symbols (after a number, or in a unit field) |", "|---|---|---|"]
     for concept, (words, symbols) in CONCEPT_WORDS.items():
         lines.append(f"| {concept} | {', '.join(words)} | {', '.join(f'`{s}`' for s in symbols) or '-'} |")
+    for concept, names in MONTH_WORDS.items():
+        lines.append(f"| {concept} | {', '.join(names)} (capitalised; May not at a sentence's start) | - |")
     return "\n".join(lines)
 
 
@@ -245,14 +339,18 @@ def _show(x: Fraction) -> str:
 
 __all__ = [
     "ALLOWED_CONSTANTS",
+    "ALWAYS",
     "CONCEPT_WORDS",
     "CONSTANT_CONTEXT",
     "MAX_FACTORS",
+    "MONTH_WORDS",
     "MULTIPLE_WORDS",
     "OFFSET_WORDS",
     "allowed_constant",
     "concepts",
     "constants_table",
+    "fact_words",
+    "in_context",
     "is_licensed_multiple",
     "is_licensed_offset",
     "licensed_factors",

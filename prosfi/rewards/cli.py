@@ -10,55 +10,53 @@ summary goes to stderr.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from contextlib import ExitStack
 from typing import IO
 
 from prosfi import jsonl
-from prosfi.rewards.config import REWARD_MODES
+from prosfi.chain.config import ChainConfig
+from prosfi.configflags import Flags
+from prosfi.rewards.config import REWARD_MODES, RewardConfig
+from prosfi.usage import UsageError
+
+# The flags of the configs a score reads (prosfi.configflags): the reward mode, the chain guards a user tunes
+# most, and the quantity chain's rules (`eval` and `prm label` share those).
+REWARD_FLAGS = Flags(RewardConfig, ("mode",), names={"mode": "--reward"}, choices={"mode": REWARD_MODES})
+CHAIN_FLAGS = Flags(ChainConfig, ("max_dependencies", "max_steps", "uncertain"))
+QUANTITY_RULE_FLAGS = Flags(ChainConfig, ("quantity_max_ops", "quantity_rel_tol", "quantity_trials"),
+                            metavars={"quantity_max_ops": "N", "quantity_rel_tol": "X", "quantity_trials": "N"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("problems", help="problems JSONL (one prosfi.data.problem.Problem per line, as `prosfi data` writes them)")
     parser.add_argument("completions", help='completions JSONL: {"problem_id": ..., "completion": ...} per line')
-    parser.add_argument("--reward", choices=REWARD_MODES, default="prosfi", help="reward mode (default: prosfi)")
+    REWARD_FLAGS.add(parser)
     parser.add_argument("-o", "--output", default="-", help="output JSONL (default: stdout)")
     from prosfi.verify.cli import add_verifier_arguments
 
     add_verifier_arguments(parser)  # used by the modes prosfi and step_fraction
     parser.add_argument("--batch-size", type=int, default=512, help="completions scored per verifier pass")
     parser.add_argument("--audit", default=None, help="also append audit records to this JSONL file")
-    parser.add_argument("--max-dependencies", type=int, default=None, help="chain guard (default 4)")
-    parser.add_argument("--max-steps", type=int, default=None, help="chain guard (default 64)")
-    parser.add_argument("--uncertain", choices=("verify", "cap", "exclude"), default=None,
-                        help="how a right Uncertain answer is scored (default verify; docs/rewards.md)")
+    CHAIN_FLAGS.add(parser.add_argument_group("chain guards (docs/rewards.md)"))
     add_quantity_rule_arguments(parser)
 
 
 def add_quantity_rule_arguments(parser: argparse.ArgumentParser) -> None:
     """`--quantity-max-ops`, `--quantity-rel-tol`, `--quantity-trials`: the quantity chain rules of
     `ChainConfig` (the recipe keys `chain_quantity_*`), shared by `prosfi score`, `eval` and `prm label`."""
-    from prosfi.chain import ChainConfig
-
-    helps = {f.name: f.metadata.get("help", "") for f in dataclasses.fields(ChainConfig)}
-    g = parser.add_argument_group("quantity chain rules (docs/quantity.md; unset: the documented defaults)")
-    g.add_argument("--quantity-max-ops", type=int, default=None, metavar="N", help=helps["quantity_max_ops"])
-    g.add_argument("--quantity-rel-tol", type=float, default=None, metavar="X", help=helps["quantity_rel_tol"])
-    g.add_argument("--quantity-trials", type=int, default=None, metavar="N", help=helps["quantity_trials"])
+    QUANTITY_RULE_FLAGS.add(parser.add_argument_group("quantity chain rules (docs/quantity.md; unset: the "
+                                                      "documented defaults)"))
 
 
 def quantity_rule_kwargs(args: argparse.Namespace) -> dict:
     """The `ChainConfig` keywords of the quantity rule flags that were given."""
-    return {name: getattr(args, name) for name in ("quantity_max_ops", "quantity_rel_tol", "quantity_trials")
-            if getattr(args, name, None) is not None}
+    return {k: v for k, v in QUANTITY_RULE_FLAGS.kwargs(args).items() if v is not None}
 
 
 def chain_config_from_args(args: argparse.Namespace, **kwargs):
     """`ChainConfig` from the chain flags given (ValueError naming the flag for a value it refuses)."""
-    from prosfi.chain import ChainConfig
-
     kwargs = {**{k: v for k, v in kwargs.items() if v is not None}, **quantity_rule_kwargs(args)}
     try:
         config = ChainConfig(**kwargs)
@@ -76,22 +74,18 @@ def chain_config_from_args(args: argparse.Namespace, **kwargs):
 def run(args: argparse.Namespace) -> int:
     from prosfi.data.problem import read_problems
     from prosfi.rewards.audit import AuditLog
-    from prosfi.rewards.config import RewardConfig
     from prosfi.rewards.records import read_completion_line, score_entries
     from prosfi.rewards.score import ScoreResult
 
     try:
         problems = {p.id: p for p in read_problems(args.problems)}
     except (OSError, ValueError) as exc:
-        print(f"prosfi score: cannot load problems: {exc}", file=sys.stderr)
-        return 2
-    reward_config = RewardConfig(mode=args.reward)
+        raise UsageError(f"cannot load problems: {exc}") from None
+    reward_config = RewardConfig(**REWARD_FLAGS.kwargs(args))
     try:
-        chain_config = chain_config_from_args(args, max_dependencies=args.max_dependencies, max_steps=args.max_steps,
-                                              uncertain=getattr(args, "uncertain", None))
+        chain_config = chain_config_from_args(args, **CHAIN_FLAGS.kwargs(args))
     except ValueError as exc:
-        print(f"prosfi score: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     with ExitStack() as stack:
         verifier = None
         if args.reward in ("prosfi", "step_fraction"):
@@ -101,23 +95,19 @@ def run(args: argparse.Namespace) -> int:
             try:
                 verifier = stack.enter_context(Verifier(verifier_config(args)))
             except ValueError as exc:  # a backend that cannot run here, a bad setting
-                print(f"prosfi score: {exc}", file=sys.stderr)
-                return 2
+                raise UsageError(str(exc)) from None
         try:
             src = jsonl.open_lines(args.completions)
             if src is not sys.stdin.buffer:
                 stack.enter_context(src)
         except OSError as exc:
-            print(f"prosfi score: cannot read completions {args.completions}: {exc.strerror or exc}",
-                  file=sys.stderr)
-            return 2
+            raise UsageError(f"cannot read completions {args.completions}: {exc.strerror or exc}") from None
         try:
             out: IO[str] = sys.stdout if args.output == "-" else stack.enter_context(
                 open(args.output, "w", encoding="utf-8"))
         except OSError as exc:
-            print(f"prosfi score: cannot write {args.output}: {exc.strerror or exc} "
-                  "(is the path right and does its folder exist?)", file=sys.stderr)
-            return 2
+            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc} "
+                             "(is the path right and does its folder exist?)") from None
         audit = stack.enter_context(AuditLog(args.audit)) if args.audit else None
 
         batch: list[tuple[str | None, dict | None, str]] = []  # (problem_id, error record, text)
@@ -150,8 +140,7 @@ def run(args: argparse.Namespace) -> int:
                 if len(batch) >= args.batch_size:
                     flush()
         except OSError as exc:
-            print(f"prosfi score: cannot read completions: {exc}", file=sys.stderr)
-            return 2
+            raise UsageError(f"cannot read completions: {exc}") from None
         flush()
     if unknown:
         from prosfi.data.problem import unknown_ids_note

@@ -25,13 +25,13 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from prosfi.data.problem import Problem
 from prosfi.rewards.audit import AuditLog, audit_step, completion_sha256
-from prosfi.rewards.formats import CompletionFormat
+from prosfi.rewards.formats import CompletionFormat, FormatColumn
 from prosfi.verify.lean.config import LeanConfig
 from prosfi.verify.lean.render import (
     DIRECT_THEOREM,
@@ -151,19 +151,119 @@ def extract_direct(text: str) -> DirectBlocks:
     return DirectBlocks(blocks["answer"].strip(), lean)
 
 
-# ---------------------------------------------------------------- the reward
+# ---------------------------------------------------------------- scoring
+# the proof's verdict: valid (Lean accepted it, standard axioms only), invalid (Lean refused it, or it needs a
+# non-standard axiom), unknown (Lean could not decide: missing here, timed out, crashed); None where no proof
+# was checked (no right answer, no proof written, an Uncertain answer, a proof the sanitiser refused)
+VERDICTS = ("valid", "invalid", "unknown")
+UNDECIDED = ("timeout", "crash", "start_failed", "repl_error")  # ReplOutcome kinds that decide nothing
+LEAN_MISSING = "Lean unavailable"  # the reason's prefix where no Lean could check the proof
+
+
 @dataclass
-class _Scored:
+class DirectResult:
+    """One scored direct-Lean completion: its reward under the levels, and what the checks found."""
+
     problem_id: str | None
     reward: float | None
     format_ok: bool = False
     answer: str | None = None
     answer_correct: bool = False
-    verified: bool = False
+    proof: str | None = None  # one of VERDICTS, or None: no proof checked
     reason: str = ""
     lean_ms: float = 0.0
+    mode: str = ""
+
+    @property
+    def verified(self) -> bool:
+        return self.proof == "valid"
+
+    def to_json(self) -> dict:
+        """Eval's scored record (`prosfi eval`'s completions.jsonl line, before eval's own columns)."""
+        return {"problem_id": self.problem_id, "reward": self.reward, "format_ok": self.format_ok,
+                "answer": self.answer, "answer_correct": self.answer_correct, "proof": self.proof,
+                "proof_verified": self.verified, "proof_unknown": self.proof == "unknown",
+                "reason": self.reason, "lean_ms": round(self.lean_ms, 1), "mode": self.mode}
 
 
+def score_texts(problems: Sequence[Problem | None], texts: Sequence[str], levels: Any, lean_config: LeanConfig,
+                pool: Any = None, missing: str = "") -> list[DirectResult]:
+    """Score completion texts against their problems (None: unreadable, reward None) under the reward
+    levels `levels` (a RewardConfig). Proofs of right answers run on `pool` (a ReplPool); with no pool every
+    such proof is `unknown` ("Lean unavailable: <missing>"), its reward right_unverified, never verified."""
+    from prosfi.trace.answer import answer_correct, parse_answer
+
+    lv, mode = levels, getattr(levels, "mode", "")
+    results: list[DirectResult] = []
+    pending: list[tuple[int, str]] = []  # (result index, REPL command)
+    for problem, text in zip(problems, texts):
+        pid = problem.id if problem is not None else None
+        if problem is None:
+            results.append(DirectResult(pid, None, reason="unreadable problem", mode=mode))
+            continue
+        blocks = extract_direct(text) if len(text) <= getattr(lv, "max_completion_chars", 32_000) else \
+            DirectBlocks(None, None, "completion too long")
+        if blocks.answer is None:
+            results.append(DirectResult(pid, lv.format_failure, reason=blocks.reason, mode=mode))
+            continue
+        try:  # the gold statement (None for Uncertain); its names also vet the proof
+            statement = problem_statement(problem)
+            names = statement or problem_statement(problem, "True")
+            problem_error = ""
+        except ValueError as exc:
+            statement = names = None
+            problem_error = f"no Lean statement: {exc}"
+        proof = sanitize_proof(blocks.lean, names.text if names else "") if blocks.lean else None
+        if proof is not None and not proof.ok:  # refused whatever the answer: never worth trying
+            results.append(DirectResult(pid, lv.format_failure, reason=f"proof refused: {proof.reason}", mode=mode))
+            continue
+        parsed = parse_answer(problem, blocks.answer)
+        if not answer_correct(problem, parsed):
+            results.append(DirectResult(pid, lv.wrong_answer, True, parsed.render() if parsed.ok else blocks.answer,
+                                        reason=parsed.reason or "wrong answer", mode=mode))
+            continue
+        scored = DirectResult(pid, lv.right_unverified, True, parsed.render(), True, mode=mode)
+        results.append(scored)
+        if problem_error:
+            scored.reason = problem_error
+            continue
+        if statement is None:
+            scored.reason = "Uncertain: Lean cannot prove non-entailment (right answer, unverified)"
+            continue
+        if proof is None:
+            scored.reason = "right answer, no <lean> proof"
+            continue
+        if pool is None:
+            scored.proof, scored.reason = "unknown", f"{LEAN_MISSING}: {missing}"[:300]
+            continue
+        assert proof.body is not None
+        cmd = render_command(statement, proof.body, lean_config.max_heartbeats, print_axioms=True)
+        pending.append((len(results) - 1, cmd))
+    if pending:
+        outcomes = pool.run_many([cmd for _, cmd in pending], lean_config.timeout_s or 60.0)
+        for (i, _), outcome in zip(pending, outcomes):
+            _judge(results[i], outcome, lv)
+    return results
+
+
+def _judge(scored: DirectResult, outcome: Any, levels: Any) -> None:
+    """The proof's verdict (and the reward right_verified) from the REPL's outcome."""
+    scored.lean_ms = outcome.ms
+    if not outcome.ok:
+        scored.proof = "unknown" if outcome.kind in UNDECIDED else "invalid"
+        scored.reason = f"Lean {outcome.kind}: {outcome.detail}"[:300]
+        return
+    axioms = axioms_used(outcome.messages)
+    extra = None if axioms is None else sorted(set(axioms) - STANDARD_AXIOMS)
+    if axioms is None:  # the check ran but said nothing we can read: undecided, not refuted
+        scored.proof, scored.reason = "unknown", "no #print axioms report"
+    elif extra:
+        scored.proof, scored.reason = "invalid", f"proof uses non-standard axioms: {', '.join(extra)}"
+    else:
+        scored.reward, scored.proof, scored.reason = levels.right_verified, "valid", "proved in Lean"
+
+
+# ---------------------------------------------------------------- the reward
 class DirectLeanReward:
     """TRL reward callable (`__name__` "<mode>_reward", e.g. "direct_lean_reward"; its metrics and completions
     column are named after the mode too); owns a REPL pool until `close()`."""
@@ -185,82 +285,22 @@ class DirectLeanReward:
         self.__name__ = f"{self.mode}_reward"
 
     def __call__(self, prompts=None, completions=None, **kwargs) -> list[float | None]:
-        from prosfi.trace.answer import answer_correct, parse_answer
         from prosfi.trace.extract import completion_text
 
         column = kwargs.get(PROBLEM_COLUMN)
         if completions is None or column is None or len(column) != len(completions):
             raise ValueError(f"{self.__name__}: needs completions and a {PROBLEM_COLUMN!r} column of the same length")
-        lv = self.levels
-        results: list[_Scored] = []
         texts: list[str] = []
-        pending: list[tuple[int, str]] = []  # (result index, REPL command)
-        for value, completion in zip(column, completions):
-            problem = _problem(value)
+        for completion in completions:
             try:
-                text = completion_text(completion)
+                texts.append(completion_text(completion))
             except TypeError:
-                text = ""
-            texts.append(text)
-            pid = problem.id if problem is not None else None
-            if problem is None:
-                results.append(_Scored(pid, None, reason="unreadable problem"))
-                continue
-            blocks = extract_direct(text) if len(text) <= getattr(lv, "max_completion_chars", 32_000) else \
-                DirectBlocks(None, None, "completion too long")
-            if blocks.answer is None:
-                results.append(_Scored(pid, lv.format_failure, reason=blocks.reason))
-                continue
-            try:  # the gold statement (None for Uncertain); its names also vet the proof
-                statement = problem_statement(problem)
-                names = statement or problem_statement(problem, "True")
-                problem_error = ""
-            except ValueError as exc:
-                statement = names = None
-                problem_error = f"no Lean statement: {exc}"
-            proof = sanitize_proof(blocks.lean, names.text if names else "") if blocks.lean else None
-            if proof is not None and not proof.ok:  # refused whatever the answer: never worth trying
-                results.append(_Scored(pid, lv.format_failure, reason=f"proof refused: {proof.reason}"))
-                continue
-            parsed = parse_answer(problem, blocks.answer)
-            if not answer_correct(problem, parsed):
-                results.append(_Scored(pid, lv.wrong_answer, True, parsed.render() if parsed.ok else blocks.answer,
-                                       reason=parsed.reason or "wrong answer"))
-                continue
-            scored = _Scored(pid, lv.right_unverified, True, parsed.render(), True)
-            results.append(scored)
-            if problem_error:
-                scored.reason = problem_error
-                continue
-            if statement is None:
-                scored.reason = "Uncertain: Lean cannot prove non-entailment (right answer, unverified)"
-                continue
-            if proof is None:
-                scored.reason = "right answer, no <lean> proof"
-                continue
-            assert proof.body is not None
-            cmd = render_command(statement, proof.body, self.lean_config.max_heartbeats, print_axioms=True)
-            pending.append((len(results) - 1, cmd))
-        if pending:
-            timeout = self.lean_config.timeout_s or 60.0
-            outcomes = self.pool.run_many([cmd for _, cmd in pending], timeout)
-            for (i, _), outcome in zip(pending, outcomes):
-                scored = results[i]
-                scored.lean_ms = outcome.ms
-                if not outcome.ok:
-                    scored.reason = f"Lean {outcome.kind}: {outcome.detail}"[:300]
-                    continue
-                axioms = axioms_used(outcome.messages)
-                extra = None if axioms is None else sorted(set(axioms) - STANDARD_AXIOMS)
-                if axioms is None or extra:
-                    scored.reason = ("no #print axioms report" if axioms is None
-                                     else f"proof uses non-standard axioms: {', '.join(extra)}")
-                    continue
-                scored.reward, scored.verified, scored.reason = lv.right_verified, True, "proved in Lean"
+                texts.append("")
+        results = score_texts([_problem(v) for v in column], texts, self.levels, self.lean_config, self.pool)
         self._log(results, texts, kwargs)
         return [r.reward for r in results]
 
-    def _log(self, results: list[_Scored], texts: list[str], kwargs: dict) -> None:
+    def _log(self, results: list[DirectResult], texts: list[str], kwargs: dict) -> None:
         log_metric, mode = kwargs.get("log_metric"), self.mode
         if log_metric is not None and results:
             n = len(results)
@@ -284,7 +324,8 @@ class DirectLeanReward:
                 "problem_id": r.problem_id, "completion_sha256": completion_sha256(t),
                 "completion": bounded_text(t, self.audit.max_text_chars),
                 "reward": r.reward, "format_ok": r.format_ok, "answer": r.answer,
-                "answer_correct": r.answer_correct, "lean_verified": r.verified, "lean_ms": round(r.lean_ms, 1),
+                "answer_correct": r.answer_correct, "lean_verified": r.verified, "proof": r.proof,
+                "lean_ms": round(r.lean_ms, 1),
                 "reason": r.reason,
             } for r, t in zip(results, texts)])
         except OSError as exc:
@@ -314,12 +355,20 @@ def direct_lean_reward_funcs(reward_config, lean_config: LeanConfig | None = Non
 
 
 # ---------------------------------------------------------------- the format
+PROOF_COLUMNS = (
+    FormatColumn("proof_verified_rate", "proof_verified", "proof verified"),
+    FormatColumn("proof_unknown_rate", "proof_unknown", "proof unknown"),
+)
+
+
 class DirectLeanFormat(CompletionFormat):
     """`<think>`, `<answer>`, `<lean>`: the direct-Lean system prompt (unless the recipe gives one) and each
-    problem's Lean statement in the user turn; scored by `DirectLeanReward`. The domains' worked examples
-    and gold traces are in the steps format, so it has neither (few_shot: 0, sft: false); it needs a Lean
-    toolchain; `prosfi serve` does not score it; eval's step metrics do not apply (the eval callback does not
-    run; `prosfi eval` reads its completions as steps)."""
+    problem's Lean statement in the user turn; scored by `DirectLeanReward` in training and by `score` (the
+    same levels and checks, `score_texts`) in `prosfi eval` and the held-out evaluation. The domains' worked
+    examples and gold traces are in the steps format, so it has neither (few_shot: 0, sft: false); it needs a
+    Lean toolchain; `prosfi serve` does not score it. The eval callback (eval_data) does not run: it would
+    start a second REPL pool beside the reward's during training (held-out evaluation runs before and after
+    GRPO)."""
 
     name = "lean_proof"
     title = "direct-Lean"
@@ -328,6 +377,9 @@ class DirectLeanFormat(CompletionFormat):
     served = False
     eval_scored = False
     system_prompt = DIRECT_LEAN_SYSTEM_PROMPT
+    eval_columns = PROOF_COLUMNS
+    hit_record = "proof_verified"
+    hit_means = "right answer with a proof Lean accepts (standard axioms only)"
 
     def prompt_rows(self, problems, system_prompt=None, few_shot=0, chain=None) -> list[dict]:
         from prosfi.domains.prompts import prompt_rows
@@ -342,6 +394,44 @@ class DirectLeanFormat(CompletionFormat):
         reason = (lean_config or LeanConfig()).unavailable()
         return f"needs Lean: {reason}" if reason else ""
 
+    def score(self, problems, completions, verifier, reward_config, chain_config=None) -> list[DirectResult]:
+        """Eval's records: the reward under `reward_config`'s levels, the answer against the gold and the proof's
+        verdict from the Lean REPL of the verifier's `lean` settings (`VerifierConfig.lean`; a training run's
+        recipe lean_* keys). Where Lean is missing every proof that would be checked is `unknown` (warned once
+        per batch), never valid."""
+        from prosfi.trace.extract import completion_text
 
-__all__ = ["DirectBlocks", "DirectLeanFormat", "DirectLeanReward", "direct_lean_reward_funcs", "extract_direct",
-           "problem_statement"]
+        config = getattr(getattr(verifier, "config", None), "lean", None) or LeanConfig()
+        texts = []
+        for completion in completions:
+            try:
+                texts.append(completion_text(completion))
+            except TypeError:
+                texts.append("")
+        missing = config.unavailable()
+        if missing:
+            log.warning("%s eval: Lean is not available here (%s): proofs are scored unknown, not verified",
+                        self.title, missing)
+            return score_texts(problems, texts, reward_config, config, None, missing)
+        from prosfi.verify.lean.pool import ReplPool
+
+        pool = ReplPool(config)  # processes start on the first check, so a batch with no proof starts none
+        try:
+            return score_texts(problems, texts, reward_config, config, pool)
+        finally:
+            pool.close()
+
+    def eval_record(self, scored: dict) -> dict:
+        return {}  # the proof's columns are in the scored record already (`DirectResult.to_json`)
+
+    def eval_notes(self, records) -> list[str]:
+        missing = [r for r in records if str(r.get("reason") or "").startswith(LEAN_MISSING)]
+        if not missing:
+            return []
+        return [(f"{len(missing)} of {len(records)} completions have a proof Lean could not check here "
+                 f"({missing[0]['reason']}): proof unknown, not verified, and no reward hit; run the evaluation "
+                 "where Lean is built (docs/lean.md)")]
+
+
+__all__ = ["PROOF_COLUMNS", "VERDICTS", "DirectBlocks", "DirectLeanFormat", "DirectLeanReward", "DirectResult",
+           "direct_lean_reward_funcs", "extract_direct", "problem_statement", "score_texts"]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 # format name -> (module, class); modules are imported on first use
@@ -46,6 +47,28 @@ DEFAULT_FORMAT = "steps"
 _LOADED: dict[str, CompletionFormat] = {}
 
 
+@dataclass(frozen=True)
+class FormatColumn:
+    """One metric `prosfi eval` reports for a format's completions: `summary.json`'s `metric` = the sum of the
+    record column `record` over a problem's completions / the sum of `per` (a record column; "" counts the
+    completions), ratio of sums over problems with a bootstrap interval; `summary.md` heads it `heading` (a
+    percentage, or a plain number when `mean`)."""
+
+    metric: str  # summary.json key, e.g. "step_validity"
+    record: str  # completions.jsonl column (a count or a bool), e.g. "verified_steps"
+    heading: str  # summary.md column, e.g. "verified steps"
+    per: str = ""  # completions.jsonl column of the denominator; "": completions
+    mean: bool = False  # a mean per `per`, shown as a number, not a rate in %
+
+
+# the steps format's: what its completions' chains did (each completion's `steps` verdicts)
+STEP_COLUMNS = (
+    FormatColumn("step_validity", "verified_steps", "verified steps", per="n_steps"),
+    FormatColumn("unknown_rate", "unknown_steps", "unknown", per="n_steps"),
+    FormatColumn("mean_steps", "n_steps", "steps", mean=True),
+)
+
+
 class CompletionFormat:
     """One completion format. The defaults are the steps format's prompts and eval scoring, so a format
     overrides what differs; `reward_funcs` has no default (it is the format's checker)."""
@@ -58,8 +81,13 @@ class CompletionFormat:
     gold_traces: bool = True
     # `prosfi serve` and a recipe's `reward_url` score the steps format only (the service's engine)
     served: bool = True
-    # the eval callback's step metrics (eval_data) mean something for its completions
+    # the eval callback (eval_data) may score its completions during training
     eval_scored: bool = True
+    # eval's metrics of its completions beside accuracy, format_rate and reward_hit (`FormatColumn`); the
+    # record column whose truth (with a right answer) is a reward hit, and what that means in summary.md
+    eval_columns: tuple[FormatColumn, ...] = STEP_COLUMNS
+    hit_record: str = "chain_valid"
+    hit_means: str = "fully verified chain and right answer"
 
     def prompt_rows(self, problems: Sequence[Any], system_prompt: str | None = None, few_shot: int = 0,
                     chain: Any = None) -> list[dict]:
@@ -83,9 +111,23 @@ class CompletionFormat:
 
     def score(self, problems: Sequence[Any], completions: Sequence[str], verifier: Any, reward_config: Any,
               chain_config: Any = None) -> list:
-        """Eval's scored records of a batch (`ScoreResult`s: answer, per-step verdicts, reward, reason), one
-        per completion. By default the steps format's (eval's metrics are step rates)."""
+        """Eval's scored records of a batch, one per completion (objects with `to_json()`: the steps format's
+        `ScoreResult`s hold the answer, per-step verdicts, reward, reason). By default the steps format's;
+        a format that overrides it also sets `eval_columns` and `hit_record` to what its records hold."""
         return get_format(DEFAULT_FORMAT).score(problems, completions, verifier, reward_config, chain_config)
+
+    def eval_record(self, scored: dict) -> dict:
+        """The columns `eval_columns` read, from one scored record (`score`'s `to_json()`); by default the
+        steps format's step counts."""
+        steps = scored.get("steps") or []
+        return {"n_steps": len(steps),
+                "verified_steps": sum(1 for s in steps if s.get("verdict") == "valid"),
+                "unknown_steps": sum(1 for s in steps if s.get("verdict") == "unknown")}
+
+    def eval_notes(self, records: Sequence[dict]) -> list[str]:
+        """What a reader of the evaluation's summary must know about how its records were scored (e.g. a
+        checker missing on this machine), one line each; none by default."""
+        return []
 
     def __repr__(self) -> str:
         return f"<CompletionFormat {self.name}>"
@@ -109,6 +151,14 @@ def format_for(mode: str) -> CompletionFormat:
     if name is None:
         raise ValueError(f"unknown reward mode {mode!r}; choose one of {', '.join(MODE_FORMATS)}")
     return get_format(name)
+
+
+def format_of(mode: Any) -> CompletionFormat:
+    """The format that scored a record or a summary whose `mode` / `reward_mode` is `mode`: the steps format
+    for none, or for a mode not registered here (records written before formats were, or by a format
+    registered elsewhere)."""
+    name = MODE_FORMATS.get(mode) if isinstance(mode, str) else None
+    return get_format(name or DEFAULT_FORMAT)
 
 
 def mode_names() -> tuple[str, ...]:
@@ -136,5 +186,5 @@ def register_format(fmt: CompletionFormat, modes: Sequence[str]) -> CompletionFo
     return fmt
 
 
-__all__ = ["DEFAULT_FORMAT", "MODE_FORMATS", "CompletionFormat", "format_for", "get_format", "mode_names",
-           "modes_of", "register_format"]
+__all__ = ["DEFAULT_FORMAT", "MODE_FORMATS", "STEP_COLUMNS", "CompletionFormat", "FormatColumn", "format_for",
+           "format_of", "get_format", "mode_names", "modes_of", "register_format"]

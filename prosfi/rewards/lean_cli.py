@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from prosfi.usage import UsageError
 from prosfi.verify.lean.config import LeanConfig
 
 
@@ -140,8 +141,7 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `prosfi lean statement X | head`: the reader left (prosfi.cli exits quietly)
         raise
     except (OSError, ValueError) as exc:  # unreadable or malformed input: a message, not a traceback
-        print(f"prosfi lean {args.action}: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc), command=f"lean {args.action}") from None
 
 
 __all__ = ["add_arguments", "run"]

@@ -192,7 +192,7 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
     async def score(request: Request) -> Response:
         body: ScoreRequest = await _body(request, ScoreRequest)
         _size(len(body.completions), "completions")
-        reward, chain = _reward(body.reward), _chain(body.chain)
+        reward, chain = _reward(body.reward), _chain(body.chain.model_dump(exclude_unset=True))
         extra = []
         for i, p in enumerate(body.problems):
             try:
@@ -341,12 +341,12 @@ def _error(exc: HTTPFailure) -> JSONResponse:
 
 
 def _chain(overrides: dict):
+    """ChainConfig with the request's overrides (their keys and JSON types checked by `ChainOverrides`); a value
+    the dataclass refuses (`max_steps: 0`) is a 422 too."""
     try:
         return chain_config(overrides)
     except ValueError as exc:
-        msg = str(exc)
-        field = msg.split(":", 1)[0] if msg.startswith("chain") else "chain"
-        raise HTTPFailure(422, msg, field) from None
+        raise HTTPFailure(422, str(exc), "chain") from None
 
 
 def _problems(labels: list, name: str, eng: Engine, indexed: bool = True) -> list:

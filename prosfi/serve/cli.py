@@ -10,36 +10,34 @@ import argparse
 import os
 import sys
 
+from prosfi.configflags import Flags
+from prosfi.rewards.config import REWARD_MODES, RewardConfig
+from prosfi.serve.config import ServeConfig
+from prosfi.usage import UsageError
+
 TOKEN_ENV = "PROSFI_SERVE_TOKEN"
+
+
+# ServeConfig's flags (prosfi.configflags); its two byte limits are given in MiB (--max-body-mb,
+# --idempotency-mb).
+SERVE_FLAGS = Flags(ServeConfig, ("host", "port", "token", "max_batch", "max_queue", "queue_timeout_s",
+                                  "passes", "spare_workers"),
+                    notes={"token": f"(default: ${TOKEN_ENV})"})
+SERVE_REWARD_FLAGS = Flags(RewardConfig, ("mode",), names={"mode": "--reward"},
+                           choices={"mode": REWARD_MODES},
+                           notes={"mode": "Here: the mode of a request that names none."})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from prosfi.eval.cli import add_source_arguments
-    from prosfi.rewards.config import REWARD_MODES
-    from prosfi.serve.config import ServeConfig
     from prosfi.verify.cli import add_verifier_arguments
 
     d = ServeConfig()
     g = parser.add_argument_group("service")
-    g.add_argument("--host", default=d.host, help="address to bind (default: %(default)s, this machine only)")
-    g.add_argument("--port", type=int, default=d.port, help="TCP port (default: %(default)s)")
-    g.add_argument("--token", default=None, help=f"require `Authorization: Bearer TOKEN` (default: ${TOKEN_ENV})")
-    g.add_argument("--reward", choices=REWARD_MODES, default="prosfi",
-                   help="reward mode of a request that names none (default: %(default)s)")
+    SERVE_FLAGS.add(g)
+    SERVE_REWARD_FLAGS.add(g)
     g.add_argument("--max-body-mb", type=float, default=d.max_body_bytes / (1 << 20),
                    help="largest request body in MiB; larger: 413 (default: %(default)s)")
-    g.add_argument("--max-batch", type=int, default=d.max_batch,
-                   help="completions or checks per request; more: 413 (default: %(default)s)")
-    g.add_argument("--max-queue", type=int, default=d.max_queue,
-                   help="completions waiting before new requests get 429 (default: %(default)s)")
-    g.add_argument("--queue-timeout-s", type=float, default=d.queue_timeout_s,
-                   help="a request not answered this long after it arrived (queued or being scored) is "
-                   "answered masked: the bound on a request's latency (default: %(default)s)")
-    g.add_argument("--passes", type=int, default=d.passes,
-                   help="verifier passes at once, sharing the workers job by job (default: %(default)s)")
-    g.add_argument("--spare-workers", type=int, default=d.spare_workers,
-                   help="workers started beyond --workers while all are busy for other passes "
-                   "(default: %(default)s)")
     g.add_argument("--idempotency-mb", type=float, default=d.idempotency_bytes / (1 << 20),
                    help="MiB of answers kept for Idempotency-Key replays, oldest forgotten first "
                    "(default: %(default)s)")
@@ -55,14 +53,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace):
-    from prosfi.serve.config import ServeConfig, ServeSettings
+    from prosfi.serve.config import ServeSettings
     from prosfi.verify.cli import verifier_config
 
-    serve = ServeConfig(host=args.host, port=args.port, token=args.token or os.environ.get(TOKEN_ENV) or None,
-                        max_body_bytes=int(args.max_body_mb * (1 << 20)), max_batch=args.max_batch,
-                        max_queue=args.max_queue, queue_timeout_s=args.queue_timeout_s,
-                        idempotency_bytes=int(args.idempotency_mb * (1 << 20)), passes=args.passes,
-                        spare_workers=args.spare_workers)
+    given = SERVE_FLAGS.kwargs(args)
+    given["token"] = given.get("token") or os.environ.get(TOKEN_ENV) or None
+    serve = ServeConfig(**given, max_body_bytes=int(args.max_body_mb * (1 << 20)),
+                        idempotency_bytes=int(args.idempotency_mb * (1 << 20)))
     return ServeSettings(serve=serve, verifier=verifier_config(args), data=tuple(args.data), count=args.count,
                          limit=args.limit, data_seed=args.data_seed, reward=args.reward)
 
@@ -72,35 +69,29 @@ def run(args: argparse.Namespace) -> int:
         import fastapi  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
-        print(f"prosfi serve: {exc.name} is missing: pip install 'prosfi[serve]'", file=sys.stderr)
-        return 2
+        raise UsageError(f"{exc.name} is missing: pip install 'prosfi[serve]'") from None
     try:
         settings = settings_from_args(args)
     except ValueError as exc:
-        print(f"prosfi serve: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     if args.replicas < 1:
-        print("prosfi serve: --replicas must be >= 1", file=sys.stderr)
-        return 2
+        raise UsageError("--replicas must be >= 1")
     busy = None if args.ray else port_taken(settings.serve.host, settings.serve.port)
     if busy is not None:  # before anything is announced (it printed its URL, then uvicorn's error and exit 3)
-        print(f"prosfi serve: {busy}", file=sys.stderr)
-        return 2
+        raise UsageError(busy)
     from prosfi.serve.engine import load_problems
     from prosfi.verify.verifier import Verifier
 
     try:  # a backend that cannot run here: say so now, not in every replica's startup log
         Verifier(settings.verifier).close()
     except ValueError as exc:
-        print(f"prosfi serve: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
 
     if settings.data:  # fail now, in one line, rather than in every replica
         try:
             n = len(load_problems(settings))
         except (OSError, ValueError, RuntimeError) as exc:  # a missing file, a bad spec, the hub unreachable
-            print(f"prosfi serve: --data: {exc}", file=sys.stderr)
-            return 2
+            raise UsageError(f"--data: {exc}") from None
         print(f"prosfi serve: {n} preloaded problem(s) from {', '.join(settings.data)}", file=sys.stderr)
     if settings.serve.host not in ("127.0.0.1", "localhost", "::1") and not settings.serve.token:
         print(f"prosfi serve: warning: listening on {settings.serve.host} without a token (--token or "
@@ -112,8 +103,7 @@ def run(args: argparse.Namespace) -> int:
             return serve_on_ray(settings, replicas=args.replicas, address=args.address,
                                 cpus_per_replica=args.cpus_per_replica)
         except ImportError:
-            print("prosfi serve: --ray needs Ray Serve: pip install 'prosfi[ray]'", file=sys.stderr)
-            return 2
+            raise UsageError("--ray needs Ray Serve: pip install 'prosfi[ray]'") from None
     from prosfi.serve.app import create_app
     from prosfi.serve.runner import serve_forever
 

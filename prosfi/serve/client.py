@@ -1,14 +1,14 @@
 """A client for `prosfi serve` that survives: several URLs, sharding, retries, idempotency keys.
 
-Standalone on purpose (httpx and the standard library only, no other prosfi import), so any layer — the
-TRL remote reward, the verl and OpenRLHF adapters, a user's script — can use it.
+Standalone on purpose (httpx, the standard library and `prosfi.retry` only, no other prosfi import), so any
+layer — the TRL remote reward, the verl and OpenRLHF adapters, a user's script — can use it.
 
 - `await client.score(completions, problems=...)` shards the batch across the URLs (contiguous slices),
   sends each shard with its own `Idempotency-Key` (kept across its retries, so the server scores it once),
-  retries connection errors, timeouts, 429 and 5xx with exponential back-off and jitter, moving to the next
-  URL each time. A shard that still fails comes back *masked* (`reward: None, masked: True,
-  failure_kind: "unavailable" | "overloaded"`), never as a wrong answer; other 4xx raise `ClientError`
-  (the request is wrong; retrying will not help).
+  retries connection errors, timeouts, 429 and 5xx with exponential back-off and jitter (`prosfi.retry.Backoff`,
+  shared with `prosfi eval --endpoint`), moving to the next URL each time. A shard that still fails comes back
+  *masked* (`reward: None, masked: True, failure_kind: "unavailable" | "overloaded"`), never as a wrong answer;
+  other 4xx raise `ClientError` (the request is wrong; retrying will not help).
 - It never blocks an event loop (httpx.AsyncClient); `score_sync` is for synchronous callers (verl's
   `compute_score`): it runs on the client's own loop thread.
 - It is fork-safe: a forked child (verl's `prime` process pool, any fork pool) that inherits a client the
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import threading
 import uuid
 import weakref
@@ -29,6 +28,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import httpx
+
+from prosfi.retry import Backoff
 
 URL_ENV, TOKEN_ENV = "PROSFI_SERVE_URL", "PROSFI_SERVE_TOKEN"
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -99,12 +100,11 @@ class ProsfiClient:
         """POST `body` to `route` with retries: (answer, None, "") or (None, failure_kind, reason)."""
         key = uuid.uuid4().hex
         kind, why = "unavailable", ""
-        for attempt in range(self.retries + 1):
+        for attempt, wait in Backoff(self.retries, self.backoff_s, self.max_backoff_s).attempts():
             url = self.urls[(shard + attempt) % len(self.urls)]
             if attempt:
                 self.stats["retries"] += 1
-                delay = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
-                await asyncio.sleep(delay * (0.5 + random.random() / 2))
+                await asyncio.sleep(wait)
             self.stats["requests"] += 1
             try:
                 resp = await self._http().post(url + route, json=body, headers={"Idempotency-Key": key})

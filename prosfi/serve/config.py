@@ -20,8 +20,8 @@ class ServeConfig:
         default=65536, metadata={"help": "completions waiting to be scored; a request beyond it gets 429"})
     queue_timeout_s: float = field(
         default=600.0,
-        metadata={"help": "a request not answered this long after it arrived is answered masked (failure_kind "
-                  "queue_timeout), queued or already being scored: it bounds every request's latency; "
+        metadata={"help": "seconds: a request not answered this long after it arrived is answered masked "
+                  "(failure_kind queue_timeout), queued or already being scored: it bounds every request's latency; "
                   "per-check time limits start only when a check starts"})
     passes: int = field(
         default=2, metadata={"help": "verifier passes running at once (a small request does not wait for a "

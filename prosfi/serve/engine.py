@@ -277,24 +277,10 @@ def load_problems(settings: ServeSettings) -> dict[str, Problem]:
 
 
 def chain_config(overrides: Mapping[str, Any] | None) -> ChainConfig:
-    """ChainConfig with a request's overrides; ValueError names an unknown or bad key (`chain.KEY`)."""
-    overrides = dict(overrides or {})
-    known = {f.name for f in dataclasses.fields(ChainConfig)}
-    unknown = sorted(set(overrides) - known)
-    if unknown:
-        raise ValueError(f"chain.{unknown[0]}: not a chain setting (known: {', '.join(sorted(known))})")
-    defaults = ChainConfig()
-    for name, value in overrides.items():
-        if getattr(defaults, name) is None:
-            continue
-        want = type(getattr(defaults, name))
-        ok = isinstance(value, want) and not (want is int and isinstance(value, bool))
-        if want is float and isinstance(value, int) and not isinstance(value, bool):
-            ok = True
-        if not ok:
-            raise ValueError(f"chain.{name}: expected {want.__name__}, got {type(value).__name__}")
+    """ChainConfig with a request's overrides, which `prosfi.serve.schemas.ChainOverrides` has checked (keys,
+    JSON types); ValueError (`chain: ...`) for a value the dataclass refuses."""
     try:
-        return ChainConfig(**overrides)
+        return ChainConfig(**dict(overrides or {}))
     except (TypeError, ValueError) as exc:
         raise ValueError(f"chain: {exc}") from None
 

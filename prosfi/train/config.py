@@ -27,7 +27,20 @@ MIRRORED: dict[str, tuple[str, str]] = {
     "tiny": ("prosfi.train.tiny", "TinyModelConfig"),
 }
 
-DATASETS = ("kk", "proverqa_gen", "toy", "proverqa_hub", "jsonl", "physics", "gsm_symbolic", "gsm8k")
+
+
+def _source_names(use: str) -> str:
+    """The registered data sources for `use`, with their aliases (prosfi.data.sources)."""
+    from prosfi.data.sources import known_names
+
+    return known_names(use)
+
+
+def _difficulty_help() -> str:
+    """What dataset_difficulty means, per source that reads it (prosfi.data.sources)."""
+    from prosfi.data.sources import SOURCES
+
+    return "; ".join(f"{s.name}: {s.difficulty_help}" for s in SOURCES.values() if s.train and s.difficulty_help)
 
 
 @dataclass
@@ -37,11 +50,8 @@ class _BaseScriptArguments:
     dataset: str = field(
         default="kk",
         metadata={
-            "help": "problems: kk (generated Knights & Knaves), proverqa_gen (generated ProverQA-style), toy (the CPU "
-            "demo's short rule chains over a small vocabulary), "
-            "proverqa_hub (opendatalab/ProverQA from the hub), jsonl (a Problem JSONL at dataset_path); quantity "
-            "problems (docs/quantity.md): physics (generated, dataset_difficulty easy|medium|hard or a comma list), "
-            "gsm_symbolic (GSM-Symbolic templates via reasoning-gym), gsm8k (a GSM8K JSONL at dataset_path)"
+            "help": "problems: a data source recipes can train on (docs/data.md, Sources): "
+            + _source_names("train") + "; jsonl and gsm8k read dataset_path, proverqa reads the hub or dataset_path"
         },
     )
     toy_layout: str = field(
@@ -61,8 +71,7 @@ class _BaseScriptArguments:
     dataset_seed: int = field(default=0, metadata={"help": "seed of the problem generator"})
     dataset_difficulty: str | None = field(
         default=None,
-        metadata={"help": "kk: people per puzzle, e.g. '2' or '3-5'; proverqa: easy, medium or hard; toy: rules "
-                  "per chain, e.g. '1-3'"},
+        metadata={"help": _difficulty_help()},
     )
     dataset_exclude_uncertain: bool = field(
         default=False,
@@ -278,9 +287,13 @@ def sub_config(script_args: Any, prefix: str) -> Any | None:
 
 def validate(script_args: Any) -> None:
     """Fail early, naming the field, on values the dataclass types cannot express."""
-    if script_args.dataset not in DATASETS:
-        raise ValueError(f"dataset: {script_args.dataset!r} is not one of {', '.join(DATASETS)}")
-    if script_args.dataset in ("jsonl", "gsm8k") and not script_args.dataset_path:
+    from prosfi.data import sources
+
+    try:
+        source = sources.get(script_args.dataset, "train", what="name")
+    except sources.SpecError as exc:
+        raise ValueError(f"dataset: {exc}") from None
+    if source.needs_path and not script_args.dataset_path:
         raise ValueError(f"dataset_path: required when dataset is {script_args.dataset!r}")
     if script_args.toy_layout not in ("shuffled", "fixed"):
         raise ValueError(f"toy_layout: 'shuffled' or 'fixed', got {script_args.toy_layout!r}")

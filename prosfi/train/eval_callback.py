@@ -168,8 +168,8 @@ def from_script(script: Any, training: Any, verifier) -> EvalCallback | None:
     from prosfi.rewards.formats import format_for
 
     if not format_for(script.reward_mode).eval_scored:
-        log.warning("eval_data: the eval callback scores steps-format completions; it does not run with "
-                    "reward_mode %s", script.reward_mode)
+        log.warning("eval_data: the eval callback does not run with reward_mode %s (the held-out evaluation, "
+                    "eval_held_out, scores its completions before and after GRPO)", script.reward_mode)
         return None
     from prosfi.eval.generate import PromptSettings
     from prosfi.eval.sources import load_sources

@@ -85,13 +85,24 @@ def _path_refusal(values: dict[str, Any]) -> str | None:
         except RecipeError as exc:
             return str(exc)
     path = values.get("dataset_path")
-    if values.get("dataset") == "jsonl" and isinstance(path, str) and path and not os.path.isfile(path):
-        what = "a folder" if os.path.isdir(path) else "no such file"
-        return f"dataset_path {path}: {what}; give the problems file for dataset {values['dataset']}"
+    source = file_source(values.get("dataset"))
+    if source is not None and isinstance(path, str) and path and not os.path.isfile(path):
+        what = "is a folder, not a file:" if os.path.isdir(path) else "no such file"
+        hint = f"; {source.path_hint}" if source.path_hint else ""  # the full check's words (preflight.check_data)
+        return f"dataset_path: {what} {path}{hint}"
     out = values.get("output_dir")
     if isinstance(out, str) and out and Path(out).is_file():
         return f"output_dir {out} is a file; give a folder for the run"
     return None
 
 
-__all__ = ["known_keys", "prosfi_keys", "quick_refusal"]
+def file_source(dataset: Any) -> Any:
+    """The registered source a recipe's `dataset` names when it is read from the file `dataset_path` names
+    (jsonl, gsm8k, ...: `DataSource.needs_path`), else None."""
+    from prosfi.data.sources import SOURCES, resolve_name
+
+    name = resolve_name(dataset) if isinstance(dataset, str) else None
+    return SOURCES[name] if name is not None and SOURCES[name].needs_path else None
+
+
+__all__ = ["file_source", "known_keys", "prosfi_keys", "quick_refusal"]

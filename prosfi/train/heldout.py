@@ -105,7 +105,9 @@ def score(gens: list | None, problems: list, script: Any, verifier: Any, out_dir
     from prosfi.eval import evaluate
     from prosfi.train.config import sub_config
 
-    # scoring checks every chain whatever reward trained the policy (an outcome run scores as prosfi)
+    # scored in the run's completion format (`CompletionFormat.score`): the steps format checks every chain
+    # whatever reward trained the policy (an outcome run scores as prosfi); a direct-Lean run's proofs go to
+    # Lean under the run's lean_* keys (the verifier's `lean`), `unknown` where Lean is missing
     result = evaluate(problems, gens, verifier=verifier, reward_config=sub_config(script, "reward"),
                       chain_config=sub_config(script, "chain"), out_dir=out_dir, model=label, plots=True)
     return result.summary

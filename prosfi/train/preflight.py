@@ -13,8 +13,6 @@ from typing import Any
 
 from prosfi.train.recipe import RecipeError
 
-OFFLINE_DATASETS = ("kk", "proverqa_gen", "toy", "jsonl", "physics")
-
 
 def check_model_path(script: Any, model_args: Any) -> None:
     """A model path that is neither a model folder, nor buildable (tiny_model_if_absent), nor a hub id.
@@ -72,8 +70,13 @@ def check_run_dir(resolved: Any, sft_only: bool = False) -> Any:
     return resolved.run_plan
 
 
-GSM8K_HINT = ("GSM8K's train split is grade_school_math/data/train.jsonl in github.com/openai/grade-school-math "
-              "(MIT); copy it there or give its path as dataset_path")
+def _source(script: Any):
+    from prosfi.train.problems import dataset_source
+
+    try:
+        return dataset_source(script.dataset)
+    except ValueError as e:
+        raise RecipeError(str(e)) from e
 
 
 def check_data(script: Any, sft_only: bool = False) -> str:
@@ -84,8 +87,9 @@ def check_data(script: Any, sft_only: bool = False) -> str:
 
     path = script.dataset_path
     local = bool(path) and Path(path).is_file()
-    if script.dataset in ("jsonl", "gsm8k") and not local:
-        hint = f"; {GSM8K_HINT}" if script.dataset == "gsm8k" else ""
+    source = _source(script)
+    if source.needs_path and not local:
+        hint = f"; {source.path_hint}" if source.path_hint else ""
         raise RecipeError(f"dataset_path: no such file {path}{hint}")
     if is_file_dataset(script):
         if not local:  # proverqa_hub from the hub: the run draws the sets before any model loads
@@ -95,7 +99,7 @@ def check_data(script: Any, sft_only: bool = False) -> str:
                 sft=script.sft or sft_only, grpo=not sft_only)
         except (OSError, ValueError) as e:
             raise RecipeError(str(e)) from e
-    if script.dataset not in OFFLINE_DATASETS:
+    if not source.offline:
         return check_hub_data(script)
     return "data: " + ", ".join(_generated_sets(script, sft_only))
 
@@ -106,9 +110,9 @@ def _generated_sets(script: Any, sft_only: bool) -> list[str]:
     from prosfi.train.sft import sft_problems
 
     def hint(key: str) -> str:
-        if script.dataset == "kk":
-            return (f"lower {key} or widen dataset_difficulty (people counts, e.g. '2-4'; "
-                    f"now {script.dataset_difficulty!r})")
+        widen = _source(script).widen  # a small space: ~400 distinct 2-person K&K puzzles
+        if widen:
+            return f"lower {key} or widen dataset_difficulty ({widen}; now {script.dataset_difficulty!r})"
         return f"lower {key}"
 
     if script.dataset_size == REST:
@@ -148,25 +152,19 @@ def _generated_sets(script: Any, sft_only: bool) -> list[str]:
 
 
 def check_hub_data(script: Any) -> str:
-    """A hub dataset the run cannot load: offline (HF_HUB_OFFLINE) and not in the local cache."""
+    """A hub dataset the run cannot load: offline (HF_HUB_OFFLINE) and not in the local cache (each hub source
+    says how to look, `DataSource.hub_cache`)."""
     import os
-
-    from prosfi.data.proverqa import PROVERQA_REPO, SPLITS
 
     if script.dataset_path and Path(script.dataset_path).is_file():
         return f"data: {script.dataset} read from {script.dataset_path}"
     offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
-    filename = SPLITS.get(script.dataset_difficulty or "hard", script.dataset_path or "")
-    if script.dataset == "proverqa_hub" and offline:
+    source = _source(script)
+    if source.hub_cache is not None and offline:
         try:
-            from huggingface_hub import hf_hub_download
-
-            hf_hub_download(PROVERQA_REPO, filename, repo_type="dataset", local_files_only=True)
-        except Exception as e:  # noqa: BLE001 - any failure means the run would fail the same way
-            raise RecipeError(f"dataset proverqa_hub: {PROVERQA_REPO} {filename} is not in the local hub cache and "
-                              "HF_HUB_OFFLINE is set; download it once with network, give its local copy as "
-                              "dataset_path, or use dataset proverqa_gen") from e
-        return f"data: {script.dataset} ({PROVERQA_REPO} {filename}) is in the local hub cache"
+            return f"data: {script.dataset} {source.hub_cache(script.dataset_difficulty)}"
+        except ValueError as e:
+            raise RecipeError(f"dataset {script.dataset}: {e}") from e
     return f"data: {script.dataset} is loaded from the hub by the run (not fetched by a dry run)"
 
 

@@ -135,6 +135,7 @@ class Summary:
     eval_before: dict[str, Any] | None = None  # held-out `overall` metrics (prosfi eval) before GRPO
     eval_after: dict[str, Any] | None = None
     eval_n_problems: int | None = None
+    eval_mode: str | None = None  # the held-out summaries' reward_mode: its completion format's metrics are shown
     verdict: dict[str, Any] | None = None  # prosfi.train.verdict.judge: the claim against the held-out changes
 
     def add_held_out(self, before: dict[str, Any] | None, after: dict[str, Any] | None) -> None:
@@ -144,6 +145,7 @@ class Summary:
             self.eval_n_problems = before.get("n_problems")
         if after is not None:
             self.eval_after = after.get("overall", after)
+        self.eval_mode = next((s.get("reward_mode") for s in (before, after) if s is not None), None)
 
     def plot_reward(self, rows: Sequence[dict[str, Any]], path: str | Path) -> Path | None:
         """The training reward per GRPO step (and its moving mean) as a PNG; None without matplotlib/rows."""
@@ -175,7 +177,9 @@ class Summary:
         n = self.eval_n_problems or (self.eval_before or self.eval_after or {}).get("n")
         lines = [f"held-out problems ({n}, never seen in SFT or GRPO; greedy; 95% bootstrap intervals):",
                  f"{'':<18}{'before GRPO':>22}{'after GRPO':>22}"]
-        for key in HELD_OUT_METRICS:
+        from prosfi.rewards.formats import format_of
+
+        for key in HELD_OUT_METRICS + tuple(c.metric for c in format_of(self.eval_mode).eval_columns):
             cells = [_cell(m, key) for m in (self.eval_before, self.eval_after)]
             lines.append(f"{key:<18}{cells[0]:>22}{cells[1]:>22}")
         return lines
@@ -192,7 +196,9 @@ class Summary:
         return out
 
 
-HELD_OUT_METRICS = ("reward_hit", "accuracy", "format_rate", "step_validity", "unknown_rate", "mean_steps")
+# every format's; the held-out summaries' completion format adds its own (the steps format's step_validity,
+# unknown_rate, mean_steps; direct-Lean's proof_verified_rate, proof_unknown_rate)
+HELD_OUT_METRICS = ("reward_hit", "accuracy", "format_rate")
 
 
 def _cell(metrics: dict[str, Any] | None, key: str) -> str:
@@ -201,7 +207,7 @@ def _cell(metrics: dict[str, Any] | None, key: str) -> str:
     value = metrics[key]
     ci = metrics.get(f"{key}_ci")
     if key.startswith("mean_") or not ci or None in ci:
-        return f"{value:.3f}" if key.startswith("mean_") else f"{value:.3f}"
+        return f"{value:.3f}"
     return f"{value:.3f} [{ci[0]:.2f}, {ci[1]:.2f}]"
 
 

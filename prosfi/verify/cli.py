@@ -24,14 +24,27 @@ from collections import Counter
 from typing import IO, Any, Iterable, Iterator
 
 from prosfi import jsonl
+from prosfi.configflags import Flags
 from prosfi.quant import Tolerance
+from prosfi.usage import UsageError
+from prosfi.verdict import Entailment, Verdict, error
 from prosfi.verify import quantity
 from prosfi.verify.config import VerifierConfig
-from prosfi.verify.lean.config import PROJECT_ENV, LeanConfig
-from prosfi.verdict import Entailment, Verdict, error
+from prosfi.verify.lean.config import LeanConfig
 
 PROGRESS_MIN_LINES = 1000
 _ID_RE = re.compile(r'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d{1,100})(?=\s*[,}])')
+
+
+# The flags of the configs a check reads (prosfi.configflags): VerifierConfig's, LeanConfig's as --lean-* (its
+# time limit in milliseconds, like every other limit on the command line), and the quantity tolerance.
+VERIFIER_FLAGS = Flags(VerifierConfig, ("backends", "timeout_ms", "workers", "truth_table", "herbrand"))
+LEAN_FLAGS = Flags(LeanConfig, ("project", "workers", "repl_command"),
+                   names={"project": "--lean-project", "workers": "--lean-workers",
+                          "repl_command": "--lean-repl-command"},
+                   types={"repl_command": str})  # one command line, split by LeanConfig like a shell
+TOLERANCE_FLAGS = Flags(Tolerance, ("rel", "sigfigs"), names={"rel": "--rel-tol"},
+                        notes={"rel": "(a line's `rel` wins)", "sigfigs": "(default: off)"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,47 +54,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-size", type=int, default=4096,
                         help="lines verified per batch; bounds memory (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
-    quant = parser.add_argument_group("quantity checks (lines with `claim`)")
-    quant.add_argument("--rel-tol", type=float, default=1e-5,
-                       help="relative tolerance of a quantity claim (default: %(default)s; a line's `rel` "
-                       "wins)")
-    quant.add_argument("--sigfigs", type=int, default=None,
-                       help="also accept claims rounded to this many significant figures (default: off)")
+    TOLERANCE_FLAGS.add(parser.add_argument_group("quantity checks (lines with `claim`)"))
 
 
-def add_verifier_arguments(parser: argparse.ArgumentParser) -> None:
-    """The verifier's flags, shared by `prosfi check` and `prosfi score` (see `verifier_config`)."""
-    defaults = VerifierConfig(workers=1)
-    parser.add_argument("--backends", default=",".join(defaults.backends),
-                        help="comma-separated cascade order of z3, prover9, lean, lean_dojo or module:Class "
-                        "(default: %(default)s). A listed backend that cannot run here is an error; "
-                        "'name?' skips it when absent (e.g. z3,prover9,lean?); 'auto' = z3?,prover9?,lean?. "
-                        "The truth table runs before all of them (see --no-truth-table)")
-    parser.add_argument("--timeout-ms", type=int, default=defaults.timeout_ms,
-                        help="time limit per check and backend (default: %(default)s)")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="worker processes (default: the available cores; 0 = in-process)")
-    parser.add_argument("--no-truth-table", action="store_true",
-                        help="send every check to the backends in their order; by default exact truth "
-                        "tables in this process answer what they can (ground K&K steps, countermodels over "
-                        "the constants, ground conclusions proved from universal instances) before any "
-                        "backend, Lean included")
-    parser.add_argument("--no-herbrand", action="store_true",
-                        help="skip the in-process stage after the truth tables (ground Herbrand instances "
-                        "for a proof, small domains with identified constants or extra elements for a "
-                        "countermodel); what they would settle goes to the backends")
+def add_verifier_arguments(parser: argparse.ArgumentParser, defaults: dict[str, Any] | None = None) -> None:
+    """The verifier's flags, shared by every command that checks steps (see `verifier_config`); `defaults`:
+    VerifierConfig field -> this command's own default."""
+    VERIFIER_FLAGS.add(parser, defaults)
     lean = parser.add_argument_group("Lean (backends lean, lean_dojo)")
-    lean.add_argument("--lean-project", default=None,
-                      help=f"the built Lake project (default: ${PROJECT_ENV}, else lean_project/ of a source "
-                      "checkout); build it with `cd lean_project && lake build`")
-    lean.add_argument("--lean-workers", type=int, default=None,
-                      help="REPL processes (default: cores - 1)")
+    LEAN_FLAGS.add(lean)
     lean.add_argument("--lean-timeout-ms", type=int, default=None,
-                      help="wall-clock limit per Lean check; the REPL is killed past it (default: "
-                      f"{int(LeanConfig().timeout_s * 1000)})")
-    lean.add_argument("--lean-repl-command", default=None,
-                      help="command that starts one REPL, run in the project folder, so give absolute paths "
-                      "(default: the built REPL binary through `lake env`)")
+                      help="wall-clock limit per Lean check in milliseconds; the REPL is killed past it "
+                      f"(default: {int(LeanConfig().timeout_s * 1000)})")
 
 
 def _error_line(detail: str, raw: str | None = None, obj: Any = None) -> tuple[Any, Verdict]:
@@ -158,25 +142,17 @@ def _count_lines(path: str) -> int | None:
 
 def lean_config(args: argparse.Namespace) -> LeanConfig | None:
     """A LeanConfig from the --lean-* flags, or None when none is given (LeanConfig's defaults)."""
-    given = {"project": args.lean_project, "workers": args.lean_workers,
-             "repl_command": args.lean_repl_command}
+    given = {k: v for k, v in LEAN_FLAGS.kwargs(args).items() if v is not None}
     if args.lean_timeout_ms is not None:
         if args.lean_timeout_ms <= 0:
             raise ValueError(f"--lean-timeout-ms must be > 0, got {args.lean_timeout_ms}")
         given["timeout_s"] = args.lean_timeout_ms / 1000
-    given = {k: v for k, v in given.items() if v is not None}
     return LeanConfig(**given) if given else None
 
 
 def verifier_config(args: argparse.Namespace) -> VerifierConfig:
     """The VerifierConfig of `add_verifier_arguments`' flags; ValueError names a bad one."""
-    overrides: dict[str, Any] = {"backends": args.backends, "timeout_ms": args.timeout_ms}
-    if args.workers is not None:
-        overrides["workers"] = args.workers
-    if args.no_truth_table:
-        overrides["truth_table"] = False
-    if args.no_herbrand:
-        overrides["herbrand"] = False
+    overrides = VERIFIER_FLAGS.kwargs(args)
     lean = lean_config(args)
     if lean is not None:
         overrides["lean"] = lean
@@ -187,25 +163,20 @@ def run(args: argparse.Namespace) -> int:
     from prosfi.verify.verifier import Verifier
 
     if args.chunk_size <= 0:
-        print("prosfi check: --chunk-size must be > 0", file=sys.stderr)
-        return 2
+        raise UsageError("--chunk-size must be > 0")
     try:
-        tol = Tolerance(rel=args.rel_tol, sigfigs=args.sigfigs)
+        tol = Tolerance(**TOLERANCE_FLAGS.kwargs(args))
     except ValueError as exc:
-        print(f"prosfi check: --rel-tol/--sigfigs: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"--rel-tol/--sigfigs: {exc}") from None
     try:
         config = verifier_config(args)
     except ValueError as exc:
-        print(f"prosfi check: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     from_stdin = args.steps == "-"
     if not from_stdin and os.path.isdir(args.steps):
-        print(f"prosfi check: {args.steps} is a folder; give a JSONL file of step checks", file=sys.stderr)
-        return 2
+        raise UsageError(f"{args.steps} is a folder; give a JSONL file of step checks")
     if not from_stdin and not os.path.isfile(args.steps):
-        print(f"prosfi check: no such file: {args.steps}", file=sys.stderr)
-        return 2
+        raise UsageError(f"no such file: {args.steps}")
     # counting the lines reads the file once more: only worth it when a bar can be shown
     want_bar = not args.no_progress and sys.stderr.isatty() and not from_stdin
     total = _count_lines(args.steps) if want_bar else None
@@ -213,21 +184,18 @@ def run(args: argparse.Namespace) -> int:
     try:
         out: IO[str] = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     except OSError as exc:
-        print(f"prosfi check: cannot write {args.output}: {exc.strerror or exc} "
-              "(is the path right and does its folder exist?)", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot write {args.output}: {exc.strerror or exc} "
+                         "(is the path right and does its folder exist?)") from None
     try:
         verifier = Verifier(config)
     except ValueError as exc:  # e.g. an unknown backend name
-        print(f"prosfi check: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     started = time.perf_counter()
     counts: Counter = Counter()
     try:
         src = jsonl.open_lines(args.steps)
     except OSError as exc:
-        print(f"prosfi check: cannot read {args.steps}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot read {args.steps}: {exc.strerror or exc}") from None
     try:
         with verifier:
             lines = (text for _, text, _ in jsonl.read_lines(src))

@@ -14,7 +14,7 @@ from typing import Any
 
 from prosfi.chain import ChainCheck, Formulas
 from prosfi.data import gold, prompts
-from prosfi.data.problem import Problem
+from prosfi.data.problem import Problem, kinds_of
 from prosfi.domains.base import Domain
 from prosfi.domains.logic import perturbations as csp
 from prosfi.domains.logic.gold_path import Groundedness
@@ -24,7 +24,7 @@ from prosfi.trace.schema import ParsedTrace, Step, parse_trace
 
 class LogicDomain(Domain):
     name = "logic"
-    kinds = ("true_false_uncertain", "assignment")
+    kinds = kinds_of("logic")  # prosfi.data.problem.KINDS, the one list of kinds
     pair_margin = 1.0
 
     def __init__(self) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from prosfi.chain import ChainConfig, ChainResult
 from prosfi.data import quant_gold
-from prosfi.data.problem import Problem
+from prosfi.data.problem import Problem, kinds_of
 from prosfi.domains.base import Domain, EvalColumn
 from prosfi.domains.quantity import gold
 from prosfi.domains.quantity.answer import (QuantityAnswer, answer_tolerance, gold_value, matches, read_answer,
@@ -31,7 +31,7 @@ from prosfi.trace.schema import ParsedTrace, parse_trace
 
 class QuantityDomain(Domain):
     name = "quantity"
-    kinds = ("quantity",)
+    kinds = kinds_of("quantity")  # prosfi.data.problem.KINDS, the one list of kinds
     system_prompt = SYSTEM_PROMPT
     completion_formats = ("prosfi", "gsm8k")
     pair_margin = 0.5  # NS-PRM's γ for its CSP pairs

@@ -7,7 +7,7 @@ from typing import Any
 
 from prosfi.data.problem import Problem
 from prosfi.data.quant_gold import answer_text, render_completion
-from prosfi.quant.licensed import ALLOWED_CONSTANTS, CONSTANT_CONTEXT, MULTIPLE_WORDS
+from prosfi.quant.licensed import ALLOWED_CONSTANTS, ALWAYS, CONSTANT_CONTEXT, MULTIPLE_WORDS
 
 
 
@@ -33,9 +33,9 @@ def system_prompt(rules: Any = None) -> str:
     from prosfi.domains.quantity.chain import DEFAULT_RULES
 
     rules = rules or DEFAULT_RULES
-    always = ", ".join(_num(c) for c in ALLOWED_CONSTANTS if c not in CONSTANT_CONTEXT)
+    always = ", ".join(_num(c) for c in ALLOWED_CONSTANTS if c in ALWAYS)
     factors = ", ".join(f"{_num(c)} ({' or '.join(' and '.join(alt) for alt in need)})"
-                        for c, need in CONSTANT_CONTEXT.items())
+                        for c, need in CONSTANT_CONTEXT.items() if c not in ALWAYS)
     words = "; ".join(f"x{_num(m)}: {', '.join(w[:3])}" for m, w in MULTIPLE_WORDS.items())
     limit = f"At most {rules.max_ops} operations per step; " if rules.max_ops else ""
     return (_FORM + f"Cite the givens by id. Any other number written in an expression must be {always}, or a unit factor "

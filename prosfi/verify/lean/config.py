@@ -34,8 +34,8 @@ class LeanConfig:
     )
     repl_command: tuple[str, ...] | None = field(
         default=None,
-        metadata={"help": "Command that starts one REPL, run in the project folder. Default: `lake env "
-                  "<built repl binary>` when it is built, else `lake exe repl`."},
+        metadata={"help": "Command that starts one REPL, run in the project folder (so give absolute paths). "
+                  "Default: `lake env <built repl binary>` when it is built, else `lake exe repl`."},
     )
     header: str = field(
         default="import Aesop\nimport ProsfiHeader",
