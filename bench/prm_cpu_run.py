@@ -61,7 +61,7 @@ class GoldMixProposer:
         return self.policy.head(problem)
 
     def propose(self, problem, prefix, k):
-        from prosfi.domains.logic.ground import Groundedness
+        from prosfi.domains.logic.gold_path import Groundedness
         from prosfi.domains.logic.perturbations import csp_candidates, next_grounded_step
         from prosfi.prm.search import Proposal
 
@@ -75,7 +75,7 @@ class GoldMixProposer:
         return (own + [Proposal("", step=nxt)] + twins + [neg])[:k]
 
     def answer(self, problem, steps):
-        from prosfi.domains.logic.ground import canonical_text
+        from prosfi.domains.logic.gold_path import canonical_text
 
         done = {canonical_text(s["conclusion"]) for s in steps}
         if canonical_text(problem.goal) in done:

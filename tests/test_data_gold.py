@@ -12,8 +12,8 @@ from prosfi.cli import main
 from prosfi.data import kk, pqa_gen
 from prosfi.data.gold import gold_completion, gold_steps, step_entailments
 from prosfi.data.problem import Problem, read_problems, write_problems
-from prosfi.data.prompts import to_sft_row
 from prosfi.data.proverqa import problem_from_proverqa_record
+from prosfi.domains.prompts import to_sft_row
 from prosfi.verify.config import VerifierConfig
 from prosfi.verify.verifier import Verifier
 

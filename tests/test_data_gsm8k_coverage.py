@@ -14,7 +14,7 @@ from prosfi.data.gsm8k import equations, load_gsm8k
 from prosfi.data.problem import Problem
 from prosfi.data.quant_gold import gold_completion
 from prosfi.quant import extract_givens
-from prosfi.quant.grounding import allowed_constant, is_licensed_multiple
+from prosfi.quant.licensed import allowed_constant, is_licensed_multiple
 from prosfi.rewards.config import RewardConfig
 from prosfi.rewards.score import score_batch
 

@@ -7,7 +7,8 @@ import json
 from prosfi.cli import main
 from prosfi.data import kk, pqa_gen
 from prosfi.data.problem import Problem, write_problems
-from prosfi.data.prompts import SYSTEM_PROMPT, build_dataset, prompt_rows, to_prompt_row, user_prompt
+from prosfi.data.prompts import SYSTEM_PROMPT, user_prompt
+from prosfi.domains.prompts import build_dataset, prompt_rows, to_prompt_row
 
 KK = kk.generate(kk.KKConfig(people=3), count=1, seed=0)[0]
 FOL = pqa_gen.generate(pqa_gen.FOLGenConfig(difficulty="easy"), count=2, seed=0)[1]

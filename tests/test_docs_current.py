@@ -1,6 +1,7 @@
 """Issue 27, "the docs are current": eval.md's --data table has a row for every source `load_source` accepts,
 physics:demo evaluates the quantity demo's task on fresh draws, prm.md's quick start trains the policy for the
-steps its text says, and benchmarks.md names the script its timings come from."""
+steps its text says, benchmarks.md names the script its timings come from, and layout.md lists every module
+in layer order."""
 
 from __future__ import annotations
 
@@ -39,3 +40,38 @@ def test_benchmarks_name_the_script_that_measures_them():
     assert "python bench/bench_suite.py" in text
     assert "about 1,750 tests" not in text and "about 3 minutes" not in text
     assert (DOCS.parent / "bench" / "bench_suite.py").is_file()
+
+
+def _layout_tree() -> set[str]:
+    """The files docs/layout.md's tree lists under prosfi/ (`prosfi/chain/facts.py`, ...)."""
+    block = (DOCS / "layout.md").read_text().split("```\n", 2)[1]
+    listed, folder = set(), None
+    for line in block.splitlines():
+        if line.startswith("prosfi/"):
+            folder = line.split()[0]
+        elif not line.strip():
+            folder = None
+        elif folder and line.startswith("  "):
+            listed.add(folder + line.split()[0])
+    return listed
+
+
+def test_layout_lists_every_module_of_the_package_and_no_other():
+    root = DOCS.parent / "prosfi"
+    files = {f"prosfi/{p.relative_to(root).as_posix()}" for p in root.rglob("*")
+             if p.is_file() and p.suffix in (".py", ".lark", ".txt") and p.name != "__init__.py"
+             and "__pycache__" not in p.parts}
+    listed = _layout_tree()
+    assert files - listed == set(), "modules missing from docs/layout.md"
+    assert listed - files == set(), "docs/layout.md lists files that are gone"
+
+
+def test_layout_states_the_layers_the_layering_test_enforces():
+    from test_layering import LAYERS  # tests/test_layering.py
+
+    text = " ".join((DOCS / "layout.md").read_text().split())
+    order = f"{LAYERS[0]}, {LAYERS[1]} → " + " → ".join(LAYERS[2:])
+    assert f"Layers import only downwards: {order}." in text
+    folders = [line.split()[0] for line in (DOCS / "layout.md").read_text().split("```\n", 2)[1].splitlines()
+               if line.startswith("prosfi/")]
+    assert [f.split("/")[1] for f in folders if f.count("/") == 2] == list(LAYERS)  # the tree in layer order

@@ -76,9 +76,16 @@ def test_logic_gold_and_prompt_rows_are_the_data_modules_own(verifier):
     assert d.gold_steps(KK) == gold.gold_steps(KK)
     assert d.sloppy_completion(KK) == gold.sloppy_completion(KK)
     assert d.answer_text(PQA) == "A" and d.user_prompt(PQA) == prompts.user_prompt(PQA)
-    for few in (0, 1):
-        assert dprompts.prompt_rows([PQA, KK], few_shot=few) == prompts.prompt_rows([PQA, KK], few_shot=few)
-    assert dprompts.to_sft_row(KK, "x") == prompts.to_sft_row(KK, "x")
+    for few in (0, 1):  # the system prompt, the worked examples as user/assistant turns, the problem
+        for p, row in zip([PQA, KK], dprompts.prompt_rows([PQA, KK], few_shot=few)):
+            shots = [m for ex, text in prompts.few_shot_examples(p.kind, few)
+                     for m in ({"role": "user", "content": prompts.user_prompt(ex)},
+                               {"role": "assistant", "content": text})]
+            assert len(shots) == 2 * few
+            assert row["prompt"] == [{"role": "system", "content": prompts.SYSTEM_PROMPT}, *shots,
+                                     {"role": "user", "content": prompts.user_prompt(p)}]
+    assert dprompts.to_sft_row(KK, "x") == {"prompt": dprompts.prompt_messages(KK),
+                                            "completion": [{"role": "assistant", "content": "x"}]}
     assert dprompts.to_prompt_row(PQA, "custom")["prompt"][0]["content"] == "custom"
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from prosfi.logic import check_signature, parse
-from prosfi.verify import Entailment, Verifier, VerifierConfig, ground
+from prosfi.verify import Entailment, Verifier, VerifierConfig, truth_table
 from prosfi.verdict import Status
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,7 +95,7 @@ def test_the_bound_is_documented_from_the_config():
 def _decide(premises: list[str], conclusion: str, **budget):
     formulas = [parse(p) for p in premises]
     goal = parse(conclusion)
-    return ground.decide(formulas, goal, check_signature([*formulas, goal]), **budget)
+    return truth_table.decide(formulas, goal, check_signature([*formulas, goal]), **budget)
 
 
 def test_truth_table_gives_up_when_its_node_budget_runs_out():

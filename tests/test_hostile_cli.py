@@ -9,23 +9,17 @@ newline. Asserted for every file: exit 0, no traceback, exactly one output line 
 
 from __future__ import annotations
 
+import functools
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_subprocess import prosfi as run_prosfi  # tests/cli_subprocess.py
 
 ROOT = Path(__file__).resolve().parents[1]
 DEEP = "[" * 3000 + "]" * 3000
 BIG = "9" * 5000
-
-
-def prosfi(*args: str, cwd: Path | None = None, stdin: bytes | None = None, timeout: float = 180):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "prosfi.cli", *args], check=False, cwd=cwd, env=env, input=stdin,
-                          capture_output=True, timeout=timeout)
+prosfi = functools.partial(run_prosfi, text=False, timeout=180)  # bytes: the outputs must be checked as bytes
 
 
 def standard_json(line: str):

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_subprocess import no_traceback, one_line_error, prosfi  # tests/cli_subprocess.py
 from prm_support import completions as gold_completions  # tests/prm_support.py
 from prm_support import problems as gold_problems
 from standin_openai import StandinServer  # tests/standin_openai.py
@@ -26,27 +27,6 @@ from standin_openai import StandinServer  # tests/standin_openai.py
 ROOT = Path(__file__).resolve().parents[1]
 DEEP = b"[" * 3000 + b"]" * 3000
 FOLIO = ROOT / "tests" / "fixtures" / "folio_sample.jsonl"
-
-
-def prosfi(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline"}
-    return subprocess.run([sys.executable, "-m", "prosfi.cli", *map(str, args)], check=False, cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def no_traceback(proc: subprocess.CompletedProcess, code: int = 0) -> None:
-    assert proc.returncode == code, (proc.returncode, proc.stderr[-3000:])
-    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
-
-
-def one_line_error(proc: subprocess.CompletedProcess, *words: str, code: int = 2) -> str:
-    """Failed with `code`, no traceback, one stderr line (warnings aside) that names every word."""
-    no_traceback(proc, code)
-    lines = [line for line in proc.stderr.splitlines() if line.strip() and "WARNING" not in line]
-    assert len(lines) == 1, proc.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
 
 
 def write_lines(path: Path, lines: list[bytes]) -> Path:

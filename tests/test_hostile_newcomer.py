@@ -10,26 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_subprocess import one_line_error, prosfi  # tests/cli_subprocess.py
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = str(ROOT / "recipes" / "demo" / "cpu_kk.yaml")
-
-
-def prosfi(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline"}
-    return subprocess.run([sys.executable, "-m", "prosfi.cli", *args], check=False, cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def one_line_error(proc: subprocess.CompletedProcess, *words: str, code: int = 2) -> str:
-    """The run failed with `code`, no traceback, and its last stderr line names every word."""
-    assert proc.returncode == code, (proc.returncode, proc.stderr[-2000:])
-    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
-    lines = [line for line in proc.stderr.splitlines() if line.strip() and "WARNING" not in line]
-    assert len(lines) == 1, proc.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,8 @@
 train → prm → serve → integrations.
 
 Every `prosfi` import (module level, inside functions, under TYPE_CHECKING) is read with `ast`; a
-module may import its own layer or a lower one, and the module import graph has no cycles.
+module may import its own layer or a lower one, the module import graph has no cycles, and no module
+imports another module's private (`_name`) names: what is shared is public.
 Top-level helper modules (`prosfi.jsonl`) and standalone leaves (`prosfi.serve.client`, which imports no
 prosfi module but the leaf `prosfi.retry`, so the TRL remote reward in `rewards` can use it) sit below every
 layer; commands (`prosfi.cli`, `prosfi.__main__`, and a package's command modules `<package>.cli`, `*_cli`,
@@ -129,3 +130,22 @@ def test_the_checker_sees_a_planted_upward_import_and_cycle(tmp_path):
 def test_quant_sits_below_verify_and_the_verdict_below_both():
     assert _layer("prosfi.logic.parser") < _layer("prosfi.quant.units") < _layer("prosfi.verify.verifier")
     assert _layer("prosfi.verdict") < _layer("prosfi.quant.check")  # the shared Verdict: a top-level helper
+
+
+def _private_imports(path: Path, module: str) -> list[str]:
+    """`from prosfi.x import _y` in `path` where prosfi.x is another module (a name shared across modules is
+    public; issue #29 counted 25 such imports)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and node.module.startswith("prosfi") \
+                and node.module != module:
+            out += [f"{module} <- {node.module}.{a.name}" for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")]
+    return out
+
+
+def test_no_module_imports_a_private_name_of_another(tmp_path):
+    assert [line for m, p in _modules().items() for line in _private_imports(p, m)] == []
+    planted = tmp_path / "b.py"
+    planted.write_text("def f():\n    from prosfi.data.fol_proof import _Chainer\n")
+    assert _private_imports(planted, "prosfi.prm.b") == ["prosfi.prm.b <- prosfi.data.fol_proof._Chainer"]

@@ -6,7 +6,7 @@ import prm_support as S
 import pytest
 
 from prosfi.data.gold import gold_steps
-from prosfi.domains.logic.ground import Groundedness
+from prosfi.domains.logic.gold_path import Groundedness
 from prosfi.domains.logic.perturbations import next_grounded_step
 from prosfi.prm.negatives import csp_pairs, natural_pairs
 from prosfi.prm.steps import chain_verdicts

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from prosfi.domains.logic.ground import Groundedness, canonical_text
+from prosfi.domains.logic.gold_path import Groundedness, canonical_text
 from prosfi.domains.logic.perturbations import known_literals, rules
 from prosfi.eval.sources import load_source
 from prosfi.prm.negatives import csp_pairs

@@ -8,17 +8,17 @@ import math
 import pytest
 
 from prosfi.domains import get_domain
-from prosfi.domains.logic.ground import Groundedness
+from prosfi.domains.logic.gold_path import Groundedness
 from prosfi.domains.logic.perturbations import csp_candidates, next_grounded_step
 from prosfi.prm.search import (
     HFProposer,
     Proposal,
     SearchConfig,
-    completion_text,
     cost_report,
     object_end,
     read_step,
     search,
+    write_completion,
 )
 from prosfi.prm.steps import chain_verdicts
 from prosfi.verify import Verifier, VerifierConfig
@@ -156,7 +156,7 @@ def test_read_step_stops_at_one_object():
     assert read_step(',\n{"id": "s2", "dependencies": [], "conclusion": "A", "rule": ""}', LOGIC).step["id"] == "s2"
     assert read_step('{"id": "s1", "dependen', LOGIC).step is None and not read_step("garbage", LOGIC).end
     assert object_end('{"a": "{"}, {') == len('{"a": "{"}')
-    text = completion_text([p.step], "A")
+    text = write_completion([p.step], "A")
     assert text.startswith("<think>") and text.endswith("<answer>A</answer>") and "<steps>\n[{" in text
 
 

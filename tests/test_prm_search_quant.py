@@ -139,7 +139,7 @@ def test_cost_model_flops_per_query_and_iso_beams(problem):
     proposer, prm = ScriptedProposer(problem), TokPRM(problem)
     cfg = SearchConfig(beams=2, candidates=K, max_steps=6)
     res = search(problem, proposer, prm, None, cfg)
-    from prosfi.prm.format import pairwise_text
+    from prosfi.prm.inputs import pairwise_text
 
     tokens = sum(len("".join(pairwise_text(*it)).split()) for it in prm.items)
     assert res.prm_tokens == tokens

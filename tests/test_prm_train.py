@@ -82,13 +82,13 @@ def test_sft_rows_load_into_the_trainer_with_the_loss_on_the_label_word(labelled
 
 
 def test_sft_prm_trains_on_cpu_and_scores(labelled, tiny, tmp_path):
+    from prosfi.prm.dataset import read_records
     from prosfi.prm.model import load_prm
-    from prosfi.prm.train import read_jsonl
 
     out = tmp_path / "prm"
     recipe = _recipe(tmp_path, tiny, "sft", output_dir=str(out), max_steps=12, completion_only_loss=True)
     # all-correct labels: training must raise P(correct)
-    records = read_jsonl(labelled / "data" / "train.jsonl")
+    records = read_records(labelled / "data" / "train.jsonl")
     for r in records:
         r["labels"] = [True] * len(r["labels"])
     S.write_jsonl(tmp_path / "all_correct.jsonl", records)
@@ -110,7 +110,7 @@ def test_sft_prm_trains_on_cpu_and_scores(labelled, tiny, tmp_path):
                       "-o", str(tmp_path / "val_scores.jsonl")])
     assert rc == 0
     report = json.loads((tmp_path / "val_scores.jsonl.metaeval.json").read_text())
-    assert report["steps"] == sum(len(r["labels"]) for r in read_jsonl(labelled / "data" / "val.jsonl"))
+    assert report["steps"] == sum(len(r["labels"]) for r in read_records(labelled / "data" / "val.jsonl"))
     # Best-of-K on the labelled completions, through the eval code
     rc = prosfi_main(["prm", "rerank", "--prm", str(out), "--data", str(labelled / "problems.jsonl"),
                       "--completions", str(labelled / "completions.jsonl"), "--backends", "z3", "--workers", "0",
@@ -125,8 +125,8 @@ def test_sft_prm_trains_on_cpu_and_scores(labelled, tiny, tmp_path):
 
 def test_pairwise_prm_trains_on_cpu_and_scores_sigma_of_the_head(tiny, tmp_path):
     from prosfi.data.problem import write_problems
+    from prosfi.prm.dataset import read_records
     from prosfi.prm.model import HeadPRM, load_prm
-    from prosfi.prm.train import read_jsonl
     from prosfi.train.problems import generate_problems
 
     problems = generate_problems("proverqa_gen", 8, seed=0, difficulty="medium")
@@ -134,7 +134,7 @@ def test_pairwise_prm_trains_on_cpu_and_scores_sigma_of_the_head(tiny, tmp_path)
     pairs = tmp_path / "pairs.jsonl"
     assert prosfi_main(["prm", "negatives", "--data", str(tmp_path / "problems.jsonl"), "--backends", "z3",
                         "--workers", "0", "-o", str(pairs)]) == 0
-    rows = read_jsonl(pairs)
+    rows = read_records(pairs)
     assert rows and {r["kind"] for r in rows} <= {"wrong_operand", "wrong_principle"}
     out = tmp_path / "prm"
     recipe = _recipe(tmp_path, tiny, "pairwise", output_dir=str(out), max_steps=3)
@@ -153,7 +153,7 @@ def test_pairwise_prm_trains_on_cpu_and_scores_sigma_of_the_head(tiny, tmp_path)
     import torch
 
     context, step = items[0][0], items[0][2]
-    from prosfi.prm.format import pairwise_text
+    from prosfi.prm.inputs import pairwise_text
 
     text = "".join(pairwise_text(context, items[0][1], step))
     ids = prm.tokenizer(text, add_special_tokens=False, return_tensors="pt")["input_ids"]
@@ -194,8 +194,8 @@ def test_every_shipped_prm_recipe_resolves_with_dry_run(recipe, capsys, monkeypa
 
 @pytest.mark.parametrize("objective", ["sft", "pairwise"])
 def test_lora_prm_is_merged_and_loads_as_a_plain_model(objective, labelled, tiny, tmp_path):
+    from prosfi.prm.dataset import read_records
     from prosfi.prm.model import load_prm
-    from prosfi.prm.train import read_jsonl
 
     if objective == "sft":
         train = labelled / "data" / "train.jsonl"
@@ -211,7 +211,7 @@ def test_lora_prm_is_merged_and_loads_as_a_plain_model(objective, labelled, tiny
     assert prosfi_main(["prm", "train", recipe, "--train_file", str(train), *extra]) == 0
     assert not (out / "adapter_config.json").exists()  # merged into the saved model
     prm = load_prm(out, device="cpu")
-    records = read_jsonl(labelled / "data" / "val.jsonl")
+    records = read_records(labelled / "data" / "val.jsonl")
     items = [(r["prompt"], r["steps"][:k], r["steps"][k]) for r in records[:2] for k in range(len(r["steps"]))]
     assert all(0.0 < s < 1.0 for s in prm.score_steps(items))
 

@@ -196,7 +196,7 @@ def test_a_batch_of_every_attack_never_reaches_the_top_level():
 def test_the_documented_constants_table_is_the_enforced_one():
     from pathlib import Path
 
-    from prosfi.quant.grounding import constants_table
+    from prosfi.quant.licensed import constants_table
 
     doc = (Path(__file__).parent.parent / "docs" / "quantity.md").read_text(encoding="utf-8")
     table = doc.split("<!-- constants-table: begin -->\n", 1)[1].split("\n<!-- constants-table: end -->", 1)[0]

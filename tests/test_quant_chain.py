@@ -192,7 +192,7 @@ def test_a_chain_needs_min_steps_and_max_steps_bounds_padding():
 
 
 def test_unit_factor_constants_need_their_context_small_integers_from_three_are_givens():
-    from prosfi.quant.grounding import allowed_constant
+    from prosfi.quant.licensed import allowed_constant
 
     # a unit factor needs both things it converts, named as whole words (or a unit symbol after a number)
     assert allowed_constant(60, "She works 2 hours a day. How many minutes?")

@@ -1,5 +1,5 @@
 """World facts and conventions licensed by a pair of the question's words (issue #25's "a documented table of
-which words license which factor"; `prosfi.quant.grounding.CONSTANT_CONTEXT`): 5280 with "mile" and "feet", 30 with
+which words license which factor"; `prosfi.quant.licensed.CONSTANT_CONTEXT`): 5280 with "mile" and "feet", 30 with
 "June" and "day", 4 with "month" and "week" (GSM8K's convention), legs of an animal with its name and "legs". Each
 honest use earns the top reward; the same number without its pair, built from constants alone, detoured back to a
 given or used twice stays below it; the gold builder cites the fact where the solution's line names it, not a given
@@ -15,7 +15,7 @@ from quant_chain_support import completion, step
 from prosfi.data.gsm8k import load_gsm8k
 from prosfi.data.problem import Problem
 from prosfi.quant import extract_givens
-from prosfi.quant.grounding import allowed_constant, is_licensed_multiple
+from prosfi.quant.licensed import allowed_constant, is_licensed_multiple
 from prosfi.rewards.config import RewardConfig
 from prosfi.rewards.score import score_batch
 

@@ -153,7 +153,7 @@ def test_a_bundle_disguised_by_shared_binder_names_is_counted(verifier):
     ("(∀ x, x = a) ∨ (∀ x, ¬ (x = a)) ∨ (Q a ∧ Q b)", 2),
 ])
 def test_facts_do_not_conflate_binders_that_share_a_name(text, at_least):
-    from prosfi.chain.shape import facts
+    from prosfi.chain.facts import facts
 
     assert facts(parse(text)) >= at_least
     assert facts(parse("∀ x, P x ∨ ¬ P x ∨ Q a")) == 0  # one binder: a real tautology
@@ -228,7 +228,7 @@ def test_truth_table_verdicts_agree_with_an_independent_z3_encoding():
     import z3
 
     from prosfi.logic.signature import check_signature
-    from prosfi.verify import ground
+    from prosfi.verify import truth_table
 
     rng = random.Random(20261201)
     decided = 0
@@ -239,7 +239,7 @@ def test_truth_table_verdicts_agree_with_an_independent_z3_encoding():
             signature = check_signature([*ps, c])
         except Exception:  # noqa: BLE001 - e.g. a constant that is also bound: not a check the chain sends
             continue
-        v = ground.decide(ps, c, signature)
+        v = truth_table.decide(ps, c, signature)
         if v is None or v.status.value not in ("valid", "invalid"):
             continue
         solver = z3.Solver()

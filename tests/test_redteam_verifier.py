@@ -316,7 +316,7 @@ def test_a_truth_table_budget_never_flips_a_verdict():
     """Running out of nodes anywhere (the countermodel search, or the universal-instance pass over
     premises the search did not reach) answers nothing; it never turns one verdict into another."""
     from prosfi.logic import check_signature
-    from prosfi.verify import ground
+    from prosfi.verify import truth_table
 
     rng = random.Random(5)
     decided = cut = 0
@@ -324,10 +324,10 @@ def test_a_truth_table_budget_never_flips_a_verdict():
         prem = [parse(_text(_random_formula(rng, rng.randint(1, 3), ()))) for _ in range(rng.randint(0, 3))]
         concl = parse(_text(_random_formula(rng, rng.choice([0, 0, 2]), ())))
         sig = check_signature([*prem, concl])
-        full = ground.decide(prem, concl, sig, 16, 10**9, 10**6)
+        full = truth_table.decide(prem, concl, sig, 16, 10**9, 10**6)
         decided += full is not None
         for nodes in (1, 3, 10, 40, 200):
-            bounded = ground.decide(prem, concl, sig, 16, nodes, 10**6)
+            bounded = truth_table.decide(prem, concl, sig, 16, nodes, 10**6)
             if bounded is None:
                 cut += full is not None
             else:

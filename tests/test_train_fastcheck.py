@@ -79,11 +79,11 @@ def test_the_shipped_training_recipes_pass(tmp_path, monkeypatch):
 def test_the_listed_trl_keys_are_the_installed_trls():
     pytest.importorskip("trl")
     from prosfi.train.fastcheck import known_keys
-    from prosfi.train.recipe import _dests, _flags, make_parser
+    from prosfi.train.recipe import make_parser, parser_dests, parser_flags
     from prosfi.train.trl_keys import _generate
 
     parser = make_parser()
-    live = set(_dests(parser)) | set(_flags(parser))
+    live = set(parser_dests(parser)) | set(parser_flags(parser))
     assert known_keys() is not None, "regenerate prosfi/train/trl_keys.py: python -m prosfi.train.trl_keys"
     assert set(_generate()) <= known_keys() and live <= known_keys()
 

@@ -46,7 +46,7 @@ def test_tiny_model_loads_offline_with_a_chat_template(tiny_model):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from prosfi.data.gold import gold_completion
-    from prosfi.data.prompts import to_prompt_row
+    from prosfi.domains.prompts import to_prompt_row
     from prosfi.train.problems import generate_problems
 
     model = AutoModelForCausalLM.from_pretrained(tiny_model)

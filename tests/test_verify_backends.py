@@ -225,7 +225,7 @@ def test_truth_table_verdicts_are_sound_against_z3(premises, conclusion):
     """A countermodel on the constants' domain is a real countermodel: Z3 must never prove such a
     step; a `valid` from the table (ground, no equality) must never be refuted."""
     from prosfi.logic import FormulaError, Signature
-    from prosfi.verify import ground
+    from prosfi.verify import truth_table
 
     try:
         prem = [parse(p) for p in premises]
@@ -233,7 +233,7 @@ def test_truth_table_verdicts_are_sound_against_z3(premises, conclusion):
         sig = check_signature([*prem, concl])
     except FormulaError:  # free variables, clashes: not this test's business
         return
-    by_table = ground.decide(prem, concl, sig)
+    by_table = truth_table.decide(prem, concl, sig)
     if by_table is None:
         return
     check = Check(tuple((f"h{i}", p) for i, p in enumerate(prem)), concl)

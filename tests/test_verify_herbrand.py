@@ -1,5 +1,5 @@
 """The in-process settlement after the truth tables: Herbrand proofs (`prosfi.verify.herbrand`) and
-countermodels over wider domains (`ground.countermodel`). Every `valid` must be one Z3 proves
+countermodels over wider domains (`truth_table.countermodel`). Every `valid` must be one Z3 proves
 (unsat), every `invalid` one Z3 cannot prove; through the `Verifier` the fast path and the plain
 path (no truth tables: the backends decide everything) give the same verdict on every check,
 invalid and unknown ones included, and a check nothing in-process settles still times out to
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from prosfi.logic import check_signature, parse
 from prosfi.logic.ast import And, Const, Eq, Exists, Forall, Iff, Implies, Not, Or, Pred, Var, Xor
-from prosfi.verify import ground, herbrand
+from prosfi.verify import herbrand, truth_table
 from prosfi.verify.backend import Check
 from prosfi.verdict import Entailment, Status
 from prosfi.verify.verifier import Verifier
@@ -66,10 +66,10 @@ REFUTED = [
 @pytest.mark.parametrize("premises, conclusion", PROVED)
 def test_herbrand_proves_what_z3_proves(premises, conclusion, z3_backend):
     ps, c, sig = _parsed(premises, conclusion)
-    assert ground.decide(ps, c, sig) is None  # the tables leave it
+    assert truth_table.decide(ps, c, sig) is None  # the tables leave it
     v = herbrand.prove(ps, c, sig)
     assert v is not None and v.status is V and v.backend == herbrand.NAME, v
-    assert ground.countermodel(ps, c, sig) is None
+    assert truth_table.countermodel(ps, c, sig) is None
     assert _z3(z3_backend, ps, c, sig) is V
 
 
@@ -77,7 +77,7 @@ def test_herbrand_proves_what_z3_proves(premises, conclusion, z3_backend):
 def test_wider_domains_refute_what_z3_refutes(premises, conclusion, z3_backend):
     ps, c, sig = _parsed(premises, conclusion)
     assert herbrand.prove(ps, c, sig) is None  # never `valid` on an invalid step
-    v = ground.countermodel(ps, c, sig)
+    v = truth_table.countermodel(ps, c, sig)
     assert v is not None and v.status is I and v.detail.startswith("countermodel: domain {"), v
     assert _z3(z3_backend, ps, c, sig) is I
 
@@ -87,7 +87,7 @@ def test_herbrand_never_answers_invalid_and_declines_function_symbols():
     assert herbrand.prove(*_parsed(["∀ x, ∃ y, R x y"], "∃ x, R x x")) is None
     # the check's own function symbols: an infinite Herbrand universe from the start
     assert herbrand.prove(*_parsed(["∀ x, P x"], "P (f a)")) is None
-    assert ground.countermodel(*_parsed(["∀ x, P x → P (f x)", "P a"], "P b")) is None
+    assert truth_table.countermodel(*_parsed(["∀ x, P x → P (f x)", "P a"], "P b")) is None
 
 
 def test_budgets_make_both_decline():
@@ -96,8 +96,8 @@ def test_budgets_make_both_decline():
     assert herbrand.prove(ps, c, sig, max_nodes=1) is None
     assert herbrand.prove(ps, c, sig, max_atoms=2) is None
     ps, c, sig = _parsed(["∀ y, ∃ x, R x y"], "∃ x, ∀ y, R x y")
-    assert ground.countermodel(ps, c, sig) is not None
-    assert ground.countermodel(ps, c, sig, max_atoms=1) is None
+    assert truth_table.countermodel(ps, c, sig) is not None
+    assert truth_table.countermodel(ps, c, sig, max_atoms=1) is None
 
 
 def test_nested_biconditionals_stay_within_the_budget():
@@ -170,7 +170,7 @@ def test_z3_agrees_with_every_herbrand_and_countermodel_verdict(z3_backend):
         premises, conclusion = check
         signature = check_signature([*premises, conclusion])
         proved = herbrand.prove(premises, conclusion, signature)
-        refuted = ground.countermodel(premises, conclusion, signature)
+        refuted = truth_table.countermodel(premises, conclusion, signature)
         assert proved is None or proved.status is V
         assert refuted is None or refuted.status is I
         assert proved is None or refuted is None, (premises, conclusion, proved, refuted)

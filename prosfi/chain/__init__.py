@@ -6,16 +6,9 @@ the verifier (`prosfi.verify`) only answers entailment questions.
 """
 
 from prosfi.chain.batch import ChainBatch
-from prosfi.chain.check import (
-    REJECTED,
-    ChainCheck,
-    ChainResult,
-    Formulas,
-    Parsed,
-    StepResult,
-    negation,
-)
+from prosfi.chain.check import ChainCheck, Formulas, Parsed, negation
 from prosfi.chain.config import UNCERTAIN_MODES, ChainConfig
+from prosfi.chain.result import REJECTED, ChainResult, StepResult
 
 __all__ = [
     "REJECTED",

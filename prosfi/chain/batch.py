@@ -8,7 +8,8 @@ import logging
 import time
 from collections.abc import Sequence
 
-from prosfi.chain.check import ChainCheck, ChainResult
+from prosfi.chain.check import ChainCheck
+from prosfi.chain.result import ChainResult
 from prosfi.verdict import Entailment, Status, Verdict
 
 log = logging.getLogger(__name__)

@@ -14,11 +14,11 @@ tautology, unused-citation and equivalence checks for steps round 1 proved.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from prosfi.chain.config import ChainConfig
-from prosfi.chain.shape import facts, is_fact, is_literal, literals, quantified, small_countermodel
+from prosfi.chain.facts import facts, is_fact, is_literal, literals, quantified, small_countermodel
+from prosfi.chain.result import REJECTED, ChainResult, StepResult
 from prosfi.chain.uncertain import GoalScope, goal_scope
 from prosfi.data.problem import Problem
 from prosfi.logic import FormulaError, canonical, parse
@@ -27,52 +27,13 @@ from prosfi.trace.answer import ParsedAnswer
 from prosfi.trace.schema import Step
 from prosfi.verdict import Entailment, Status, Verdict
 
-REJECTED = "rejected"  # a guard made the step not count; not a prover verdict
-_VALID = Status.VALID.value
-
-
-@dataclass(frozen=True)
-class StepResult:
-    id: str
-    verdict: str  # valid | invalid | unknown | error | rejected
-    reason: str = ""
-    backend: str | None = None
-    ms: float = 0.0
-
-    @property
-    def verified(self) -> bool:
-        return self.verdict == _VALID
-
-    def to_json(self) -> dict:
-        return {"id": self.id, "verdict": self.verdict, "reason": self.reason}
-
-
-@dataclass(frozen=True)
-class ChainResult:
-    steps: tuple[StepResult, ...]
-    all_verified: bool  # at least min_steps steps, every one verified
-    established: bool  # the chain (or, for Uncertain, the countermodels) establishes the claim
-    reason: str = ""  # why the chain is not valid; empty when it is
-    failed: bool = False  # checking itself broke (the reason says how); scored as a format failure
-    credited: int | None = None  # steps that earn step_fraction credit (None: the verified ones)
-
-    @property
-    def chain_valid(self) -> bool:
-        return self.all_verified and self.established
-
-    @property
-    def verified_fraction(self) -> float:
-        if not self.steps:
-            return 1.0 if self.established else 0.0
-        return sum(s.verified for s in self.steps) / len(self.steps)
-
 
 class Parsed(NamedTuple):
     canonical: str | None  # None when the text does not parse
     symbols: frozenset[str]  # predicate, function and constant names
     error: str  # why it does not parse, else ""
-    literal: bool  # an atom or a negated atom (never a tautology, see `shape.is_literal`)
-    facts: int = 0  # clauses of its CNF (`shape.facts`)
+    literal: bool  # an atom or a negated atom (never a tautology, see `facts.is_literal`)
+    facts: int = 0  # clauses of its CNF (`facts.facts`)
     literals: frozenset[str] = frozenset()  # canonical forms of its literal conjuncts
     predicates: frozenset[str] = frozenset()
     constants: frozenset[str] = frozenset()
@@ -123,7 +84,7 @@ class Formulas:
 
     def unused_candidates(self, cited: tuple[tuple[str, str], ...], conclusion: str) -> tuple[str, ...]:
         """Citations (id, text) whose removal must go to the verifier: those where the rest has no
-        one-element countermodel (`shape.small_countermodel`). Memoised: a group repeats its steps."""
+        one-element countermodel (`facts.small_countermodel`). Memoised: a group repeats its steps."""
         key = (cited, conclusion)
         hit = self._countermodels.get(key)
         if hit is None:
@@ -480,13 +441,4 @@ class ChainCheck:
         return True, ""
 
 
-__all__ = [
-    "REJECTED",
-    "ChainCheck",
-    "ChainConfig",
-    "ChainResult",
-    "Formulas",
-    "Parsed",
-    "StepResult",
-    "negation",
-]
+__all__ = ["ChainCheck", "ChainConfig", "Formulas", "Parsed", "negation"]

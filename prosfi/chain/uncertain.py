@@ -1,13 +1,13 @@
 """What an earned Uncertain answer must show, per problem (cached: the samples of a group share it).
 
 The premises bearing on the goal are those that share a predicate with it, transitively
-(`prosfi.data.fol_proof.relevant_premises`). An Uncertain chain is earned when every step is
+(`prosfi.logic.relevance.relevant_premises`). An Uncertain chain is earned when every step is
 relevant (cites only relevant premises or relevant steps, names only relevant predicates, and
 says something about the goal's constants or is cited by a step that does), it derives every
 literal about the goal's constants that forward chaining over the relevant premises forces
-(`relevant_derivation`), and the verifier finds countermodels to the goal and to its negation.
+(`prosfi.data.fol_proof.relevant_derivation`), and the verifier finds countermodels to the goal and to its negation.
 
-When no premise bears on the goal's subject (`fol_proof.nothing_bears`: no premise names a predicate
+When no premise bears on the goal's subject (`relevance.nothing_bears`: no premise names a predicate
 of the goal, transitively; or, for a goal about constants, none of those that do names one of them or
 is universally quantified, so none has an instance about them), there is nothing to derive: the
 honest chain is the empty one (`<steps>[]</steps>`), earned when the verifier finds countermodels
@@ -40,16 +40,17 @@ def goal_scope(problem: Problem) -> GoalScope:
 
 @functools.lru_cache(maxsize=4096)
 def _scope(key: tuple) -> GoalScope:
-    from prosfi.data.fol_proof import goal_constants, nothing_bears, relevant_derivation, relevant_premises
+    from prosfi.data.fol_proof import relevant_derivation
+    from prosfi.logic.relevance import goal_constants, nothing_bears, relevant_premises
 
     goal, premises = key
     problem = Problem.from_dict({"id": "scope", "kind": "true_false_uncertain", "goal": goal,
                                  "options": {"A": "True", "B": "False", "C": "Uncertain"}, "answer": "C",
                                  "premises": [{"id": i, "formal": f} for i, f in premises]})
     try:
-        ids, preds = relevant_premises(problem)
-        consts = goal_constants(problem)
-        if nothing_bears(problem):  # nothing to derive: the empty chain, if countermodels exist both ways
+        ids, preds = relevant_premises(goal, premises)
+        consts = goal_constants(goal)
+        if nothing_bears(goal, premises):  # nothing to derive: the empty chain, if countermodels exist both ways
             return GoalScope(ids, preds, consts, (), empty=True)
         _, required = relevant_derivation(problem)
     except Exception as exc:  # noqa: BLE001 - a premise outside what the chainer reads

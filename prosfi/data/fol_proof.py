@@ -12,46 +12,17 @@ not instantiated (never cited).
 from __future__ import annotations
 
 import itertools
-from dataclasses import replace
 from typing import Any
 
 from prosfi.data.kk_proof import SEARCH_SECONDS, SearchBudget, Worlds, deadline_checker
 from prosfi.data.problem import Problem
 from prosfi.logic import ast
+from prosfi.logic.relevance import goal_constants, nothing_bears, relevant_premises
+from prosfi.logic.syntax import constants, rename_free, substitute, variable_free
 
 MAX_INSTANCES = 20_000
 MAX_ATOMS = 10
 MAX_GOAL_LITERALS = 4  # literals one step may combine into a compound goal (max_dependencies)
-
-
-def _subst(f, var: str, const: str):
-    if isinstance(f, ast.Var):
-        return ast.Const(const) if f.name == var else f
-    if isinstance(f, ast.Const):
-        return f
-    if isinstance(f, ast.Fn):
-        return replace(f, args=tuple(_subst(a, var, const) for a in f.args))
-    if isinstance(f, ast.Pred):
-        return replace(f, args=tuple(_subst(a, var, const) for a in f.args))
-    if isinstance(f, ast.Not):
-        return ast.Not(_subst(f.body, var, const))
-    if isinstance(f, ast.BINARY):
-        return type(f)(_subst(f.left, var, const), _subst(f.right, var, const))
-    if isinstance(f, ast.QUANTIFIERS):
-        return f if f.var == var else replace(f, body=_subst(f.body, var, const))
-    if isinstance(f, ast.Eq):
-        return ast.Eq(_subst(f.left, var, const), _subst(f.right, var, const))
-    return f  # Top, Bottom
-
-
-def _ground(f) -> bool:
-    if isinstance(f, ast.Pred):
-        return all(isinstance(a, ast.Const) for a in f.args)
-    if isinstance(f, ast.Not):
-        return _ground(f.body)
-    if isinstance(f, ast.BINARY):
-        return _ground(f.left) and _ground(f.right)
-    return isinstance(f, (ast.Top, ast.Bottom))
 
 
 def _atoms(f, out: list[str]) -> list[str]:
@@ -71,38 +42,19 @@ def _key(p: ast.Pred) -> str:
     return " ".join([p.name] + [a.name for a in p.args])
 
 
-def _constants(formulas) -> list[str]:
-    seen: list[str] = []
-    stack = list(reversed(formulas))
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ast.Const):
-            if n.name not in seen:
-                seen.append(n.name)
-        elif isinstance(n, (ast.Pred, ast.Fn)):
-            stack.extend(reversed(n.args))
-        elif isinstance(n, ast.Not):
-            stack.append(n.body)
-        elif isinstance(n, (ast.BINARY, ast.Eq)):
-            stack.extend((n.right, n.left))
-        elif isinstance(n, ast.QUANTIFIERS):
-            stack.append(n.body)
-    return seen
-
-
-def _instances(f, constants: list[str]):
+def _instances(f, consts: list[str]):
     """Ground instances of a ∀-prefixed quantifier-free formula (nothing for other shapes)."""
     names = []
     while isinstance(f, ast.Forall):
         names.append(f.var)
         f = f.body
-    if len(constants) ** len(names) > MAX_INSTANCES:
+    if len(consts) ** len(names) > MAX_INSTANCES:
         return
-    for combo in itertools.product(constants, repeat=len(names)):
+    for combo in itertools.product(consts, repeat=len(names)):
         g = f
         for var, c in zip(names, combo):
-            g = _subst(g, var, c)
-        if _ground(g):
+            g = substitute(g, var, c)
+        if variable_free(g):
             yield g
 
 
@@ -131,7 +83,7 @@ def _exists_step(problem: Problem, goal) -> list[dict[str, Any]] | None:
         if not isinstance(f, ast.Exists) or isinstance(f.body, ast.Exists):
             continue
         have = {pretty(c) for c in _conjuncts(f)}
-        want = [pretty(_subst_var(c, goal.var, f.var)) for c in _conjuncts(goal)]
+        want = [pretty(rename_free(c, goal.var, f.var)) for c in _conjuncts(goal)]
         if all(w in have for w in want) and pretty(f) != pretty(goal):
             return [{"id": "s1", "dependencies": [p.id], "conclusion": problem.goal, "rule": "exists_weakening"}]
     return None
@@ -149,10 +101,10 @@ def _exists_intro(problem: Problem, ch: _Chainer, goal, max_steps: int) -> list[
     for c in ch.constants:
         refs = []
         for part in parts:
-            lit = _subst(part, goal.var, c)
+            lit = substitute(part, goal.var, c)
             neg = isinstance(lit, ast.Not)
             atom = lit.body if neg else lit
-            if not (isinstance(atom, ast.Pred) and _ground(atom)) or ch.known.get(_key(atom), (None,))[0] != (not neg):
+            if not (isinstance(atom, ast.Pred) and variable_free(atom)) or ch.known.get(_key(atom), (None,))[0] != (not neg):
                 break
             refs.append(ch.known[_key(atom)][1])
         else:
@@ -161,23 +113,6 @@ def _exists_intro(problem: Problem, ch: _Chainer, goal, max_steps: int) -> list[
             steps = _closure(ch.steps + [last], ["_last"])
             return steps if len(steps) <= max_steps else None
     return None
-
-
-def _subst_var(f, old: str, new: str):
-    """Rename the free variable `old` to `new` (a bound variable of the same formula shape)."""
-    if isinstance(f, ast.Var):
-        return ast.Var(new) if f.name == old else f
-    if isinstance(f, (ast.Fn, ast.Pred)):
-        return replace(f, args=tuple(_subst_var(a, old, new) for a in f.args))
-    if isinstance(f, ast.Not):
-        return ast.Not(_subst_var(f.body, old, new))
-    if isinstance(f, ast.BINARY):
-        return type(f)(_subst_var(f.left, old, new), _subst_var(f.right, old, new))
-    if isinstance(f, ast.QUANTIFIERS):
-        return f if f.var == old else replace(f, body=_subst_var(f.body, old, new))
-    if isinstance(f, ast.Eq):
-        return ast.Eq(_subst_var(f.left, old, new), _subst_var(f.right, old, new))
-    return f
 
 
 def _literal(atom: str, value: bool) -> str:
@@ -190,24 +125,24 @@ class _Chainer:
 
         self.premises = [(p.id, parse(p.formal)) for p in problem.premises if only is None or p.id in only]
         self.goal = parse(problem.goal)
-        self.constants = _constants([f for _, f in self.premises] + [self.goal])
+        self.constants = constants([f for _, f in self.premises] + [self.goal])
         self.known: dict[str, tuple[bool, str]] = {}  # atom -> (value, premise or step id)
         self.steps: list[dict[str, Any]] = []
         self.instances = []  # (premise id, atoms, Worlds, mask)
-        self.ground: dict[int, Any] = {}  # instance index -> its ground formula
+        self.instance_formula: dict[int, Any] = {}  # instance index -> its ground formula
         self.tick = deadline_checker(SEARCH_SECONDS)
         for pid, f in self.premises:
-            if isinstance(f, ast.Pred) and _ground(f):
+            if isinstance(f, ast.Pred) and variable_free(f):
                 self.known.setdefault(_key(f), (True, pid))
                 continue
-            if isinstance(f, ast.Not) and isinstance(f.body, ast.Pred) and _ground(f.body):
+            if isinstance(f, ast.Not) and isinstance(f.body, ast.Pred) and variable_free(f.body):
                 self.known.setdefault(_key(f.body), (False, pid))
                 continue
             if isinstance(f, ast.Exists):  # `∃ x, A x ∧ G c`: its ground literal conjuncts are known
                 for lit in _conjuncts(f):
                     neg = isinstance(lit, ast.Not)
                     atom = lit.body if neg else lit
-                    if isinstance(atom, ast.Pred) and _ground(atom):
+                    if isinstance(atom, ast.Pred) and variable_free(atom):
                         self.known.setdefault(_key(atom), (not neg, pid))
                 continue
             for g in _instances(f, self.constants):
@@ -216,7 +151,7 @@ class _Chainer:
                 if 0 < len(atoms) <= MAX_ATOMS:
                     w = Worlds(atoms)
                     self.instances.append((pid, atoms, w, w.mask(g)))
-                    self.ground[len(self.instances) - 1] = g
+                    self.instance_formula[len(self.instances) - 1] = g
 
     def _force(self, pid, atoms, w: Worlds, mask: int, index: int | None = None) -> bool:
         cited = [(a, self.known[a]) for a in atoms if a in self.known]
@@ -268,7 +203,7 @@ class _Chainer:
                 need = rest
         if len(need) <= 3:
             return False
-        ref, formula = pid, self.ground[index]
+        ref, formula = pid, self.instance_formula[index]
         while len(need) > 3:
             chunk, need = need[:3], need[3:]
             formula = _simplify(formula, dict(chunk))
@@ -328,7 +263,7 @@ def _derive_label(problem: Problem, max_steps: int) -> list[dict[str, Any]] | No
     atom_f = goal.body if negated else goal
     if isinstance(goal, ast.Exists):
         return _exists_step(problem, goal) or _exists_intro(problem, ch, goal, max_steps)
-    if not (isinstance(atom_f, ast.Pred) and _ground(atom_f)):
+    if not (isinstance(atom_f, ast.Pred) and variable_free(atom_f)):
         return _derive_compound(problem, ch, max_steps)
     atom = _key(atom_f)
     if atom in ch.known and ch.known[atom][1] in problem.premise_map:
@@ -354,7 +289,7 @@ def _derive_compound(problem: Problem, ch: _Chainer, max_steps: int) -> list[dic
     then one step from the fewest known literals (at most `MAX_GOAL_LITERALS`) that decide it the way
     the label says, concluding the goal (True) or `¬ (goal)` (False)."""
     goal = ch.goal
-    if not _ground(goal) or problem.answer_label not in ("True", "False"):
+    if not variable_free(goal) or problem.answer_label not in ("True", "False"):
         return None
     atoms = _atoms(goal, [])
     if not 0 < len(atoms) <= MAX_ATOMS:
@@ -376,79 +311,8 @@ def _derive_compound(problem: Problem, ch: _Chainer, max_steps: int) -> list[dic
                 return steps if len(steps) <= max_steps else None
     return None
 
-
-
-def _predicates(f) -> set[str]:
-    out, stack = set(), [f]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ast.Pred):
-            out.add(n.name)
-        elif isinstance(n, (ast.Not, *ast.QUANTIFIERS)):
-            stack.append(n.body)
-        elif isinstance(n, ast.BINARY):
-            stack.extend((n.left, n.right))
-    return out
-
-
-def relevant_premises(problem: Problem) -> tuple[frozenset[str], frozenset[str]]:
-    """(premise ids, predicate names) bearing on the goal: start from the goal's predicates; a
-    premise naming one of them bears on the goal, and its predicates join the set (transitively)."""
-    from prosfi.logic import parse
-
-    preds = _predicates(parse(problem.goal))
-    pending = {p.id: _predicates(parse(p.formal)) for p in problem.premises}
-    ids: set[str] = set()
-    grew = True
-    while grew:
-        grew = False
-        for pid, names in list(pending.items()):
-            if names & preds:
-                ids.add(pid)
-                preds |= names
-                del pending[pid]
-                grew = True
-    return frozenset(ids), frozenset(preds)
-
-
-def nothing_bears(problem: Problem) -> bool:
-    """Whether no premise bears on the goal's subject: none shares a predicate with it (transitively,
-    `relevant_premises`), or, for a goal about constants, none of those that do names one of them or
-    is universally quantified (so no instance about them exists: `∃ x, Turtle x` says nothing about
-    `Turtle rock`). Then the relevant derivation is empty and so is the honest Uncertain chain."""
-    from prosfi.logic import parse
-
-    ids, _ = relevant_premises(problem)
-    if not ids:
-        return True
-    consts = goal_constants(problem)
-    if not consts:
-        return False
-    for p in problem.premises:
-        if p.id in ids:
-            f = parse(p.formal)
-            if consts & set(_constants([f])) or _has_forall(f):
-                return False
-    return True
-
-
-def _has_forall(f) -> bool:
-    stack = [f]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ast.Forall):
-            return True
-        if isinstance(n, (ast.Not, ast.Exists)):
-            stack.append(n.body)
-        elif isinstance(n, ast.BINARY):
-            stack.extend((n.left, n.right))
-    return False
-
-
-def goal_constants(problem: Problem) -> frozenset[str]:
-    from prosfi.logic import parse
-
-    return frozenset(_constants([parse(problem.goal)]))
+def _premises(problem: Problem) -> list[tuple[str, str]]:
+    return [(p.id, p.formal) for p in problem.premises]
 
 
 def _mentions(text: str, consts: frozenset[str]) -> bool:
@@ -460,10 +324,10 @@ def relevant_derivation(problem: Problem) -> tuple[list[dict[str, Any]], list[st
     """What an Uncertain answer must show: forward chaining over the premises bearing on the goal
     (`relevant_premises`) to a fixpoint. Returns (every derivation step, the derived literals about
     the goal's constants, in derivation order)."""
-    ids, _ = relevant_premises(problem)
+    ids, _ = relevant_premises(problem.goal, _premises(problem))
     ch = _Chainer(problem, only=ids)
     ch.run(stop_atom=None)
-    consts = goal_constants(problem)
+    consts = goal_constants(problem.goal)
     required = [s["conclusion"] for s in ch.steps if _mentions(s["conclusion"], consts)]
     return ch.steps, required
 
@@ -473,9 +337,9 @@ def derive_uncertain(problem: Problem, max_steps: int = 64) -> list[dict[str, An
     premises bearing on the goal force, with the steps they need; when none is forced, one step
     folding known literals into a relevant premise's instance about the goal's constants. When no
     premise bears on the goal's subject (`nothing_bears`), the empty chain (`prosfi.chain.uncertain`)."""
-    if nothing_bears(problem):
+    if nothing_bears(problem.goal, _premises(problem)):
         return []
-    ids, _ = relevant_premises(problem)
+    ids, _ = relevant_premises(problem.goal, _premises(problem))
     steps, required = relevant_derivation(problem)
     goal = problem.goal.strip()
     if goal in required or f"¬ {goal}" in required or (goal.startswith("¬ ") and goal[2:] in required):
@@ -486,7 +350,7 @@ def derive_uncertain(problem: Problem, max_steps: int = 64) -> list[dict[str, An
         return kept if len(kept) <= max_steps else None
     ch = _Chainer(problem, only=ids)
     ch.run(stop_atom=None)
-    consts = goal_constants(problem)
+    consts = goal_constants(problem.goal)
     step = _residual_step(ch, consts) or _instance_step(ch, consts) or _clause_step(ch, consts)
     if step is None:
         return None
@@ -503,7 +367,8 @@ def _instance_step(ch: _Chainer, consts: frozenset[str]) -> dict[str, Any] | Non
     premises = dict(ch.premises)
     for i, (pid, atoms, _, _) in enumerate(ch.instances):
         if isinstance(premises[pid], ast.Forall) and any(_mentions(a, consts) for a in atoms):
-            return {"id": "s1", "dependencies": [pid], "conclusion": pretty(ch.ground[i]), "rule": "instantiation"}
+            return {"id": "s1", "dependencies": [pid], "conclusion": pretty(ch.instance_formula[i]),
+                    "rule": "instantiation"}
     return None
 
 
@@ -568,7 +433,7 @@ def _residual_step(ch: _Chainer, consts: frozenset[str] = frozenset()) -> dict[s
         used = [a for a in atoms if a in ch.known]
         if not used or len(used) > 3 or not any(_mentions(a, consts) for a in atoms):
             continue
-        residual = _simplify(ch.ground[i], ch.known)
+        residual = _simplify(ch.instance_formula[i], ch.known)
         if isinstance(residual, (ast.Top, ast.Bottom)):
             continue
         return {"id": "s1", "dependencies": [pid] + [ch.known[a][1] for a in used],

@@ -1,14 +1,12 @@
-"""Prompts and TRL rows: conversational `prompt` messages plus the columns the reward functions read.
+"""The logic domain's prompt text: the system prompt, the user turn of a problem and worked examples.
 
-The `problem` column carries `json.dumps(problem.to_dict())`, so a reward function can rebuild the
-Problem from the row alone.
+The rows built from them (TRL prompt rows, SFT rows, datasets) are `prosfi.domains.prompts`', which
+asks each problem's domain for its prompt, so one builder serves every domain.
 """
 
 from __future__ import annotations
 
-import json
 import random
-from typing import Callable, Iterable
 
 from prosfi.data.problem import Problem
 
@@ -95,64 +93,3 @@ def few_shot_examples(kind: str, k: int) -> list[tuple[Problem, str]]:
             out.append((p, text))
         seed += 1
     return out
-
-
-def prompt_messages(problem: Problem, system_prompt: str = SYSTEM_PROMPT, few_shot: int = 0,
-                    examples: list[tuple[Problem, str]] | None = None,
-                    user_suffix: Callable[[Problem], str] | None = None) -> list[dict[str, str]]:
-    """System prompt, optional worked examples (user/assistant turns), then the problem (plus
-    `user_suffix(problem)`, e.g. the Lean statement of the direct-Lean baseline)."""
-    msgs = [{"role": "system", "content": system_prompt}]
-    shots = examples if examples is not None else few_shot_examples(problem.kind, few_shot)
-    for ex, completion in shots:
-        msgs.append({"role": "user", "content": user_prompt(ex)})
-        msgs.append({"role": "assistant", "content": completion})
-    tail = f"\n\n{user_suffix(problem)}" if user_suffix is not None else ""
-    msgs.append({"role": "user", "content": user_prompt(problem) + tail})
-    return msgs
-
-
-def to_sft_row(problem: Problem, completion: str, system_prompt: str | None = None,
-               few_shot: int = 0) -> dict:
-    """A conversational SFT row: the prompt messages plus the assistant's completion."""
-    return {"prompt": prompt_messages(problem, system_prompt or SYSTEM_PROMPT, few_shot),
-            "completion": [{"role": "assistant", "content": completion}]}
-
-
-def gold_answer(problem: Problem) -> str:
-    from prosfi.data.gold import answer_text
-
-    return answer_text(problem)
-
-
-def to_prompt_row(problem: Problem, system_prompt: str = SYSTEM_PROMPT, few_shot: int = 0,
-                  examples: list[tuple[Problem, str]] | None = None,
-                  user_suffix: Callable[[Problem], str] | None = None) -> dict:
-    """A TRL row: `prompt` (messages), `problem` (JSON the rewards read), `problem_id`, `kind`, `answer`."""
-    return {
-        "prompt": prompt_messages(problem, system_prompt, few_shot, examples, user_suffix),
-        "problem": json.dumps(problem.to_dict(), ensure_ascii=False),
-        "problem_id": problem.id,
-        "kind": problem.kind,
-        "answer": gold_answer(problem),
-    }
-
-
-def prompt_rows(problems: Iterable[Problem], system_prompt: str = SYSTEM_PROMPT,
-                few_shot: int = 0, user_suffix: Callable[[Problem], str] | None = None) -> list[dict]:
-    """Rows for many problems; few-shot examples are built once per kind."""
-    shots: dict[str, list] = {}
-    rows = []
-    for p in problems:
-        if p.kind not in shots:
-            shots[p.kind] = few_shot_examples(p.kind, few_shot)
-        rows.append(to_prompt_row(p, system_prompt, examples=shots[p.kind], user_suffix=user_suffix))
-    return rows
-
-
-def build_dataset(problems: Iterable[Problem], system_prompt: str = SYSTEM_PROMPT, few_shot: int = 0,
-                  user_suffix: Callable[[Problem], str] | None = None):
-    """A `datasets.Dataset` of prompt rows (imports `datasets` only here)."""
-    from datasets import Dataset
-
-    return Dataset.from_list(prompt_rows(problems, system_prompt, few_shot, user_suffix))

@@ -20,7 +20,7 @@ from typing import Any
 from prosfi.data.problem import Problem
 from prosfi.quant.units import json_number
 
-# Used only if prosfi.quant.grounding (the chain rules' list) cannot be imported.
+# Used only if prosfi.quant.licensed (the chain rules' list) cannot be imported.
 FALLBACK_CONSTANTS = frozenset(Fraction(n) for n in (0, 1, 2, Fraction(1, 2)))
 MAX_STEPS = 24
 MAX_OPS = 4  # the chain rules' limits (prosfi.domains.quantity)
@@ -29,7 +29,7 @@ _ATTEMPTS = 48
 
 
 def constant_context(problem: Problem) -> str:
-    """The text a unit-factor constant must find its context in (`prosfi.quant.grounding`): the question and
+    """The text a unit-factor constant must find its context in (`prosfi.quant.licensed`): the question and
     the givens' texts, then each unit field (givens, target, answer) on its own line after a `|`, so a unit
     symbol counts there but not inside a word ("Janet's" names no seconds)."""
     target = problem.target or {}
@@ -43,9 +43,9 @@ def constant_context(problem: Problem) -> str:
 
 def allowed_constants(problem: Problem | None = None) -> frozenset[Fraction]:
     """The literals a chain for `problem` may use without citing a given: the chain rules' list
-    (`prosfi.quant.grounding`), unit factors only where the problem names what they convert."""
+    (`prosfi.quant.licensed`), unit factors only where the problem names what they convert."""
     try:
-        from prosfi.quant.grounding import ALLOWED_CONSTANTS, allowed_constant
+        from prosfi.quant.licensed import ALLOWED_CONSTANTS, allowed_constant
     except ImportError:  # pragma: no cover - the list ships with prosfi.quant
         return FALLBACK_CONSTANTS
     context = None if problem is None else constant_context(problem)
@@ -101,7 +101,7 @@ class Built:
 _TOK = re.compile(r"\s*(?:(\d+(?:\.\d*)?|\.\d+)|(\*\*|//|[-+*/()]))")
 
 
-def _tokens(expr: str) -> list[tuple[str, Any]] | None:
+def tokenize(expr: str) -> list[tuple[str, Any]] | None:
     out: list[tuple[str, Any]] = []
     pos = 0
     expr = expr.strip()
@@ -123,7 +123,7 @@ def _close(a: Fraction | float, b: Fraction | float, rel: float = 1e-9) -> bool:
     return abs(float(a) - float(b)) <= rel * max(abs(float(a)), abs(float(b)), 1e-12)
 
 
-class _Chain:
+class GoldChain:
     """The steps built so far, with their values, and which givens/steps a literal may stand for."""
 
     def __init__(self, problem: Problem):
@@ -156,7 +156,7 @@ class _Chain:
                            if _role(problem.question, g) == "difference"}
         self.constants = allowed_constants(problem)
         try:
-            from prosfi.quant.grounding import CONSTANT_CONTEXT, fact_words, in_context, licensed_factors
+            from prosfi.quant.licensed import CONSTANT_CONTEXT, fact_words, in_context, licensed_factors
 
             context = constant_context(problem)
             self.multiples = licensed_factors(context)
@@ -326,7 +326,7 @@ def literal_nouns(line: str, lit: Fraction) -> set[str]:
     return out
 
 
-def resolve_givens(chain: _Chain, gids: list[str], lit: Fraction, line: str,
+def resolve_givens(chain: GoldChain, gids: list[str], lit: Fraction, line: str,
                    slots: int = 1, sign: str = "") -> tuple[list[str], str]:
     """Which of several givens with the value `lit` the solution means, or none: never a guess. In order:
     givens that count the same thing (the same noun or unit) are interchangeable, and so are givens the step
@@ -361,7 +361,7 @@ def number_text_short(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{float(x):g}"
 
 
-def _fraction_givens(chain: _Chain) -> dict[Fraction, str]:
+def _fraction_givens(chain: GoldChain) -> dict[Fraction, str]:
     """Dimensionless non-integer givens ("25%", "two-thirds", "a quarter"), by value."""
     out: dict[Fraction, str] = {}
     for gid, v in chain.env.items():
@@ -370,7 +370,7 @@ def _fraction_givens(chain: _Chain) -> dict[Fraction, str]:
     return out
 
 
-def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple[str, Any]]:
+def percent_rewrite(tokens: list[tuple[str, Any]], chain: GoldChain) -> list[tuple[str, Any]]:
     """Write the solution's spelled-out fractions as the givens they are: `N / 100` and `N * .01` where "N%"
     is a given, `a / b` where a/b is a given ("three-fifths"), `x / b` where 1/b is a given ("a third" ->
     `x * g`), and a literal `1 + p` or `1 - p` where p is a given ("25% more" -> 1.25)."""
@@ -468,7 +468,7 @@ def _percent_rewrite(tokens: list[tuple[str, Any]], chain: _Chain) -> list[tuple
     return out
 
 
-def fractions_all(chain: _Chain) -> dict[str, Fraction]:
+def fractions_all(chain: GoldChain) -> dict[str, Fraction]:
     """Every dimensionless non-integer given by id (two "half"s are two givens)."""
     return {gid: v.mag for gid, v in chain.env.items()
             if v.dimensionless and isinstance(v.mag, Fraction) and v.mag.denominator != 1}
@@ -502,7 +502,7 @@ def _ops(tokens: Sequence[tuple[str, Any]]) -> int:
     return sum(1 for kind, v in tokens if kind == "op" and v in ("+", "-", "*", "/", "**", "//"))
 
 
-def _render(tokens: Sequence[tuple[str, Any]], names: dict[str, str] | None = None) -> str:
+def render_tokens(tokens: Sequence[tuple[str, Any]], names: dict[str, str] | None = None) -> str:
     parts = []
     for kind, v in tokens:
         if kind == "ref":
@@ -516,7 +516,7 @@ def _render(tokens: Sequence[tuple[str, Any]], names: dict[str, str] | None = No
     return re.sub(r"\( ", "(", re.sub(r" \)", ")", text))
 
 
-def _evaluate(chain: _Chain, tokens: Sequence[tuple[str, Any]], scale: str | None = None):
+def _evaluate(chain: GoldChain, tokens: Sequence[tuple[str, Any]], scale: str | None = None):
     """The expression's value; with `scale`, that ref's value is multiplied by 1.37 (0 becomes 1), as the
     chain rules' sensitivity check does."""
     from prosfi.quant import evaluate, parse_expr
@@ -525,10 +525,10 @@ def _evaluate(chain: _Chain, tokens: Sequence[tuple[str, Any]], scale: str | Non
     if scale is not None:
         v = env[scale]
         env[scale] = type(v)(v.mag * Fraction(137, 100) if v.mag else Fraction(1), v.dims, v.unit)
-    return evaluate(parse_expr(_render(tokens)), env)
+    return evaluate(parse_expr(render_tokens(tokens)), env)
 
 
-def _insensitive(chain: _Chain, tokens: Sequence[tuple[str, Any]], v) -> str | None:
+def _insensitive(chain: GoldChain, tokens: Sequence[tuple[str, Any]], v) -> str | None:
     """A cited ref whose value does not change the result (`s1 - s3 + s3`): the chain rules reject such a
     step, so the grounding is not taken."""
     from prosfi.quant import QuantError
@@ -553,7 +553,7 @@ _UNIT_NOUNS = frozenset("second minute hour day week month year mile meter metre
                         "pound ounce gram kilogram liter litre gallon cent dollar $".split())
 
 
-def _steps_or_givens(chain: _Chain, opts: list, lit: Fraction, line: str) -> list:
+def _steps_or_givens(chain: GoldChain, opts: list, lit: Fraction, line: str) -> list:
     """An earlier result and a given with the same number: the noun the solution writes after it decides
     ("24 feet / 4 feet/hour" is the given rate, not the 4 hours computed before); without one, the order
     stands (an unused result first). Only a given is singled out this way: the solution's nouns after a
@@ -573,7 +573,7 @@ def _steps_or_givens(chain: _Chain, opts: list, lit: Fraction, line: str) -> lis
     return opts
 
 
-def _unit_contradicts(chain: _Chain, gid: str, lit: Fraction, line: str) -> bool:
+def _unit_contradicts(chain: GoldChain, gid: str, lit: Fraction, line: str) -> bool:
     """The solution writes the number with another unit than the given's ("5 minutes cutting" against "5
     seconds"): it is some other quantity with the same number."""
     noun = chain.nouns.get(gid, "")
@@ -623,7 +623,7 @@ def _direction(question: str, g: dict) -> str:
     return "-" if m and _LESS.search(m.group(0)) else "+"
 
 
-def _role_placed(chain: _Chain, gid: str, tokens: Sequence[tuple[str, Any]], i: int) -> bool:
+def _role_placed(chain: GoldChain, gid: str, tokens: Sequence[tuple[str, Any]], i: int) -> bool:
     """A multiplier ("three times as many") stands next to `*` or `/`; a difference ("20 fewer than") next to
     `+` or `-` and in no product: a given is cited only in the role its words give it."""
     before = tokens[i - 1] if i > 0 else None
@@ -639,7 +639,7 @@ def _role_placed(chain: _Chain, gid: str, tokens: Sequence[tuple[str, Any]], i: 
 _HALF_OR_TWICE = re.compile(r"(?i)\b(?:half|twice|double|doubled)\b")
 
 
-def _is_fraction(chain: _Chain, key: str) -> bool:
+def _is_fraction(chain: GoldChain, key: str) -> bool:
     """A given or step that is a part of a whole (a dimensionless value strictly between 0 and 1)."""
     try:
         v = chain.value_of(key)
@@ -655,7 +655,7 @@ def _factor_placed(tokens: Sequence[tuple[str, Any]], i: int) -> bool:
     return ("op", "*") in (before, after) and before != ("op", "/")
 
 
-def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, money: bool = False, line: str = "",
+def _ground(chain: GoldChain, tokens: list[tuple[str, Any]], result: Fraction, money: bool = False, line: str = "",
             accept=None):
     """Map every literal to a ref or an allowed constant so that the expression still evaluates to
     `result`. Returns (tokens, value) or (None, reason). Combinations are tried best first: distinct refs,
@@ -689,7 +689,7 @@ def _ground(chain: _Chain, tokens: list[tuple[str, Any]], result: Fraction, mone
             opts = [o for o in opts if o not in counted]
         if lit in chain.facts and lit in chain.constants:
             # "10 birds * 2 legs/bird" with "2 cats" given: the line names the fact's own word after its 2 ("leg",
-            # licensed with "birds" by `grounding.CONSTANT_CONTEXT`): the fact, not a given that counts else
+            # licensed with "birds" by `licensed.CONSTANT_CONTEXT`): the fact, not a given that counts else
             said = {_stem(n.split("/")[0].rstrip("+")) for n in literal_nouns(line, lit)}
             if said & chain.facts[lit]:  # ("24 hours/day" keeps the given "24 hours": the same noun)
                 opts = [o for o in opts if o not in chain.env or
@@ -815,7 +815,7 @@ def use_chain_rules(domain: Any) -> None:
     _CHAIN_RULES = domain
 
 
-def _rules_accept(problem: Problem, chain: _Chain):
+def _rules_accept(problem: Problem, chain: GoldChain):
     """A check of one more step against the quantity domain's chain rules (the chain so far plus the step,
     the step last): '' when they verify it, else `rules: <guard>: <reason>`. Gold chains are built only from
     steps the rules accept, so an unstated offset (`x + 1`) or multiple (`x * 2` with no "twice") is looked
@@ -837,7 +837,7 @@ def _rules_accept(problem: Problem, chain: _Chain):
 
 
 def _step_dict(key: str, tokens, v, shown) -> dict[str, Any]:
-    return {"id": key, "expr": _render(tokens), "value": json_number(shown), "unit": "" if v.dimensionless else v.unit}
+    return {"id": key, "expr": render_tokens(tokens), "value": json_number(shown), "unit": "" if v.dimensionless else v.unit}
 
 
 def _split_long_sums(equations: Sequence[tuple[str, Fraction, Any]]) -> list[tuple[str, Fraction, Any]]:
@@ -845,7 +845,7 @@ def _split_long_sums(equations: Sequence[tuple[str, Fraction, Any]]) -> list[tup
     or difference split after every MAX_REFS values, each part its own step."""
     out: list[tuple[str, Fraction, Any]] = []
     for expr, result, info in equations:
-        tokens = _tokens(expr)
+        tokens = tokenize(expr)
         if tokens is None or any(t[0] == "op" and t[1] not in ("+", "-") for t in tokens) or \
                 [t[0] for t in tokens[::2]] != ["num"] * len(tokens[::2]) or \
                 any(t[0] != "op" for t in tokens[1::2]) or len(tokens[::2]) <= MAX_REFS:
@@ -880,7 +880,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
     from prosfi.quant import QuantError
 
     try:
-        chain = _Chain(problem)
+        chain = GoldChain(problem)
     except QuantError as exc:
         return Built(None, f"givens: {exc}")
     first_issue = ""
@@ -888,13 +888,13 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
     refused: dict[int, str] = {}  # equation index -> why it gave no step
     worked = list(_split_long_sums(equations))
     for n_eq, (expr, result, info) in enumerate(worked):
-        tokens = _tokens(expr)
+        tokens = tokenize(expr)
         if tokens is None:
             first_issue = first_issue or f"parse: {expr!r}"
             refused[n_eq] = f"parse: {expr!r}"
             chain.lost.add(result)
             continue
-        tokens = _percent_rewrite(_drop_zero_terms(tokens), chain)
+        tokens = percent_rewrite(_drop_zero_terms(tokens), chain)
         if sum(1 for t in tokens if t[0] != "op") <= 1:
             continue  # `<<40=40>>`: restates a number, not a computation
         grounded, v = _ground(chain, tokens, result, bool(getattr(info, "money", False)),
@@ -906,8 +906,8 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
             refused[n_eq] = f"{v} in {expr!r}"
             chain.lost.add(result)
             continue
-        text = _render(grounded)
-        if any(_render(s["tokens"]) == text for s in chain.steps):
+        text = render_tokens(grounded)
+        if any(render_tokens(s["tokens"]) == text for s in chain.steps):
             continue
         refs = [k for kind, k in grounded if kind == "ref"]
         if not refs:
@@ -989,7 +989,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
     steps = []
     for s in kept:
         v = s["value"]
-        steps.append({"id": names[s["key"]], "expr": _render(s["tokens"], names),
+        steps.append({"id": names[s["key"]], "expr": render_tokens(s["tokens"], names),
                       "value": json_number(s["shown"]), "unit": "" if v.dimensionless else v.unit})
     return Built(steps, "", unit)
 

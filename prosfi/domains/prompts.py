@@ -1,7 +1,8 @@
 """Prompt and SFT rows for problems of any domain: each problem gets its domain's system prompt
 (unless one is given), user turn, worked examples and gold answer.
 
-For logic problems the rows are exactly `prosfi.data.prompts`' (same messages, same columns).
+The one row builder (the old logic-only copies in `prosfi.data.prompts` are gone): a logic problem's
+messages are `prosfi.data.prompts`' system prompt, user turn and worked examples.
 """
 
 from __future__ import annotations

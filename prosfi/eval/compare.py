@@ -23,7 +23,7 @@ from prosfi.usage import UsageError
 COMPARED = ("accuracy", "reward_hit")
 
 
-def _per_problem(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def per_problem(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """problem id -> {"group": (source, difficulty), "accuracy": mean, "reward_hit": mean}."""
     from prosfi.eval.metrics import formats_of, is_hit
 
@@ -79,7 +79,7 @@ def compare(dirs: Sequence[str | Path], n_boot: int = N_BOOT, seed: int = 0) -> 
         summary["label"] = label
         runs.append({"dir": str(d), "label": label, "summary": summary})
         skipped: list = []
-        tables.append(_per_problem(read_records(d, skipped)))
+        tables.append(per_problem(read_records(d, skipped)))
         if skipped:
             from prosfi.jsonl import skipped_note
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from prosfi import jsonl
 from prosfi.data.problem import Problem
-from prosfi.eval.generate import Generation, GenerationConfig, PromptSettings, _progress, build_prompts
+from prosfi.eval.generate import Generation, GenerationConfig, PromptSettings, build_prompts, progress_bar
 from prosfi.retry import Backoff
 
 MAX_BACKOFF_S = 60.0  # the longest wait between two tries of one request
@@ -148,7 +148,7 @@ def generate_endpoint(problems: Sequence[Problem], endpoint: EndpointConfig,
             jobs.append((problem.id, k, messages, seed, key))
     todo = [j for j in jobs if j[4] not in cache.done]
     failures: list[str] = []
-    bar = _progress(len(jobs), "requests", progress)
+    bar = progress_bar(len(jobs), "requests", progress)
     bar.update(len(jobs) - len(todo))
 
     def one(job) -> None:

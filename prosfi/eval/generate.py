@@ -81,7 +81,7 @@ def build_prompts(problems: Sequence[Problem], settings: PromptSettings | None =
     return [r["prompt"] for r in rows]
 
 
-def _progress(total: int, desc: str, enabled: bool):
+def progress_bar(total: int, desc: str, enabled: bool):
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=desc, disable=not enabled, unit="completion", dynamic_ncols=True)
@@ -138,7 +138,7 @@ def generate_hf(problems: Sequence[Problem], model, tokenizer=None, config: Gene
     # batches of similar prompt lengths waste less on padding; results go back in problem order
     order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
     slots: list[list[Generation]] = [[] for _ in problems]
-    bar = _progress(len(problems) * cfg.n, "generating", progress)
+    bar = progress_bar(len(problems) * cfg.n, "generating", progress)
     try:
         for start in range(0, len(order), cfg.batch_size):
             idx = order[start:start + cfg.batch_size]

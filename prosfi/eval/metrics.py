@@ -265,7 +265,7 @@ def table_metrics(table: ProblemTable, rows: np.ndarray, n_boot: int = 1000, see
     return out
 
 
-def _difficulty_order(d: str | None) -> tuple:
+def difficulty_order(d: str | None) -> tuple:
     levels = {"easy": 0, "medium": 1, "hard": 2, "extra": 3}
     if d is None:
         return (2, 0, "")
@@ -283,7 +283,7 @@ def summarize(records: Sequence[dict[str, Any]], n_boot: int = 1000, seed: int =
     for i, g in enumerate(table.groups):
         members[g].append(i)
     out_groups = []
-    for (source, difficulty) in sorted(members, key=lambda g: (g[0], _difficulty_order(g[1]))):
+    for (source, difficulty) in sorted(members, key=lambda g: (g[0], difficulty_order(g[1]))):
         rows = np.array(members[(source, difficulty)], dtype=int)
         out_groups.append({"source": source, "difficulty": difficulty, **table_metrics(table, rows, n_boot, seed)})
     return {"overall": table_metrics(table, np.arange(len(table.ids)), n_boot, seed), "groups": out_groups}

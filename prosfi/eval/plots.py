@@ -39,9 +39,9 @@ def _label(summary: dict[str, Any], i: int) -> str:
 
 
 def _sort_key(d: str | None) -> tuple:
-    from prosfi.eval.metrics import _difficulty_order
+    from prosfi.eval.metrics import difficulty_order
 
-    return _difficulty_order(d)
+    return difficulty_order(d)
 
 
 def plot_summaries(summaries: Sequence[dict[str, Any]], out_dir: str | Path,

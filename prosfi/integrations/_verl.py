@@ -32,7 +32,7 @@ from prosfi.integrations.local import score_problems
 from prosfi.serve.contracts import parse_problem, verl_result
 
 
-def _problem(ground_truth: Any, extra_info: Any):
+def problem_of(ground_truth: Any, extra_info: Any):
     if isinstance(extra_info, dict) and extra_info.get("problem") is not None and not ground_truth:
         ground_truth = extra_info["problem"]
     if isinstance(ground_truth, str) and not ground_truth.lstrip().startswith("{"):
@@ -42,14 +42,14 @@ def _problem(ground_truth: Any, extra_info: Any):
 
 def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None,
                   **kwargs: Any) -> dict[str, Any]:
-    record = score_problems([_problem(ground_truth, extra_info)], [solution_str])[0]
+    record = score_problems([problem_of(ground_truth, extra_info)], [solution_str])[0]
     return verl_result(record, record.get("failure_kind") if record.get("masked") else None)
 
 
 def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any],
                         extra_infos: Sequence[Any] | None = None, **kwargs: Any) -> list[dict[str, Any]]:
     extra_infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
-    problems = [_problem(g, e) for g, e in zip(ground_truths, extra_infos)]
+    problems = [problem_of(g, e) for g, e in zip(ground_truths, extra_infos)]
     records = score_problems(problems, list(solution_strs))
     return [verl_result(r, r.get("failure_kind") if r.get("masked") else None) for r in records]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from prosfi.integrations._verl import _problem
+from prosfi.integrations._verl import problem_of
 from prosfi.integrations.local import score_problems
 from prosfi.serve.contracts import Outcome, completion_from_query, openrlhf_response
 
@@ -21,7 +21,7 @@ from prosfi.serve.contracts import Outcome, completion_from_query, openrlhf_resp
 def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], **kwargs: Any) -> dict:
     prompts = list(prompts) if prompts is not None else [None] * len(queries)
     texts = [completion_from_query(q, p) for q, p in zip(queries, prompts)]
-    records = score_problems([_problem(label, None) for label in labels], texts)
+    records = score_problems([problem_of(label, None) for label in labels], texts)
     outcomes = [Outcome(r, r.get("failure_kind") if r.get("masked") else None, r.get("failure_reason", ""))
                 for r in records]
     out = openrlhf_response(outcomes)

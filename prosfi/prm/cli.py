@@ -403,20 +403,6 @@ def _check_prm_flags(args: argparse.Namespace) -> None:
         raise ValueError(f"--prm {args.prm}: no such folder; give a `prosfi prm train` output folder")
 
 
-def _labelled_records(path: str) -> list[dict[str, Any]]:
-    """`prosfi prm label` records whose steps and labels line up (others are reported and left out)."""
-    from prosfi.prm.dataset import read_records
-
-    records = read_records(path, "--labelled", {"prompt": str, "steps": list, "labels": list})
-    good = [r for r in records if len(r["steps"]) == len(r["labels"]) and all(isinstance(x, dict) for x in r["steps"])]
-    if len(good) < len(records):
-        print(f"warning: --labelled {path}: {len(records) - len(good)} record(s) left out (steps and labels "
-              "differ in number, or a step is not an object)", file=sys.stderr)
-    if not good:
-        raise ValueError(f"--labelled {path}: no record whose steps and labels line up")
-    return good
-
-
 def score_records(prm, records: list[dict[str, Any]], problems: dict[str, Any]) -> None:
     """Add `step_scores` to scored completion records (an empty list where no step array parses)."""
     from prosfi.domains import domain_for
@@ -440,12 +426,13 @@ def score_records(prm, records: list[dict[str, Any]], problems: dict[str, Any]) 
 
 
 def _score(args: argparse.Namespace) -> int:
+    from prosfi.prm.dataset import labelled_records
     from prosfi.prm.model import load_prm, read_marker
 
     _check_prm_flags(args)
     _output_file(args.output)
     if args.labelled:
-        records = _labelled_records(args.labelled)
+        records = labelled_records(args.labelled, "--labelled")
     else:
         _check_generation_flags(args)
     read_marker(args.prm)  # not a trained PRM: say so before loading anything

@@ -160,13 +160,14 @@ def step_examples(records: Iterable[dict[str, Any]], dedupe: bool = True) -> Ite
 
 def sft_rows(records: Iterable[dict[str, Any]], dedupe: bool = True) -> list[dict[str, Any]]:
     """Conversational prompt/completion rows for TRL's SFTTrainer (loss on the label word only)."""
-    from prosfi.prm.format import judge_messages, label_message
+    from prosfi.prm.inputs import judge_messages, label_message
 
     return [{"prompt": judge_messages(r["prompt"], r["steps"][:k], r["steps"][k]),
              "completion": label_message(bool(r["labels"][k]))} for r, k in step_examples(records, dedupe)]
 
 
-def read_records(path: str | Any, what: str, needs: dict[str, type | tuple]) -> list[dict[str, Any]]:
+def read_records(path: str | Any, what: str = "", needs: dict[str, type | tuple] | None = None
+                 ) -> list[dict[str, Any]]:
     """The records of a JSONL input (`prosfi.jsonl`: no line stops the reading) that carry the fields in
     `needs` with the right types; other lines are reported on stderr (count and first reason). A file
     with no usable record is a ValueError that says why."""
@@ -181,7 +182,7 @@ def read_records(path: str | Any, what: str, needs: dict[str, type | tuple]) -> 
     rows, skipped = jsonl.read_objects(path)
     good = []
     for lineno, rec in rows:
-        bad = [k for k, t in needs.items() if not isinstance(rec.get(k), t) or isinstance(rec.get(k), bool)]
+        bad = [k for k, t in (needs or {}).items() if not isinstance(rec.get(k), t) or isinstance(rec.get(k), bool)]
         if bad:
             skipped.append((lineno, f"no {', '.join(repr(k) for k in bad)} of the right type"))
         else:
@@ -195,6 +196,27 @@ def read_records(path: str | Any, what: str, needs: dict[str, type | tuple]) -> 
     return good
 
 
+LABELLED_FIELDS: dict[str, Any] = {"prompt": str, "steps": list, "labels": list}  # what scoring a chain needs
+SFT_FIELDS: dict[str, Any] = {**LABELLED_FIELDS, "problem_id": (str, int), "completions": list}  # and training
+
+
+def labelled_records(path: str | Any, what: str = "", needs: dict[str, Any] = LABELLED_FIELDS) -> list[dict[str, Any]]:
+    """`prosfi prm label` records carrying `needs` whose steps and labels (and completions, when `needs` names
+    them) line up, every step an object; the others are reported on stderr and left out (`read_records`)."""
+    import sys
+
+    records = read_records(path, what, needs)
+    where = f"{what} {path}".strip()
+    aligned = [k for k in ("steps", "labels", "completions") if k in needs]
+    good = [r for r in records if len({len(r[k]) for k in aligned}) == 1 and all(isinstance(x, dict) for x in r["steps"])]
+    if len(good) < len(records):
+        print(f"warning: {where}: {len(records) - len(good)} record(s) left out ({', '.join(aligned)} differ in number, "
+              "or a step is not an object)", file=sys.stderr)
+    if not good:
+        raise ValueError(f"{where}: no labelled record whose steps and labels line up")
+    return good
+
+
 def stats(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     c, i = counts(records)
     return {"chains": len(records), "problems": len({r["problem_id"] for r in records}), "correct_steps": c,
@@ -202,5 +224,6 @@ def stats(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "chains_with_error": sum(r.get("first_error") is not None for r in records)}
 
 
-__all__ = ["balance", "correct_fraction", "counts", "dedupe_records", "read_records", "sft_rows", "split_by_problem", "stats",
+__all__ = ["LABELLED_FIELDS", "SFT_FIELDS", "balance", "correct_fraction", "counts", "dedupe_records", "labelled_records",
+           "read_records", "sft_rows", "split_by_problem", "stats",
            "step_examples", "truncate_after_first_error"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prosfi.data.problem import Problem
-from prosfi.prm.format import step_object, step_text
+from prosfi.prm.inputs import step_object, step_text
 
 CORRECT_VERDICTS = frozenset({"valid"})
 SKIPPED_VERDICTS = frozenset({"unknown"})

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from prosfi.prm.format import CORRECT, INCORRECT, judge_messages, label_message, pairwise_text
+from prosfi.prm.inputs import CORRECT, INCORRECT, judge_messages, label_message, pairwise_text
 
 MARKER = "prosfi_prm.json"
 OBJECTIVES = ("sft", "pairwise")

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from prosfi.data.problem import Problem
-from prosfi.prm.format import step_object
+from prosfi.prm.inputs import step_object
 
 
 def _pair(problem: Problem, prefix, chosen, rejected, margin: float, kind: str) -> dict[str, Any]:

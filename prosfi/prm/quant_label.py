@@ -11,7 +11,7 @@ confusion that no reading resolves (`$80 + 25` with 25 the written number of "25
 
 Validity is not groundedness. A separate per-step `grounded` flag with its reason records operand
 provenance: a literal that is neither a given, an earlier result nor a listed constant
-(`prosfi.quant.grounding`) is an invented number; the step can still be arithmetically valid. That gap
+(`prosfi.quant.licensed`) is an invented number; the step can still be arithmetically valid. That gap
 (executable but ungrounded, or valid but the wrong principle) is what a groundedness PRM has to learn.
 
 Exports: TRL stepwise (`prompt`, `completions`, `labels`), FoVer (`solution_steps`, `error_labels`, True =
@@ -140,15 +140,15 @@ class _Reading:
 
     def expr(self) -> str:
         """The expression as evaluated (a dollars literal is a name bound in `env`)."""
-        from prosfi.data.quant_gold import _render
+        from prosfi.data.quant_gold import render_tokens
 
-        return _render([("ref", v) if k == "dollars" else (k, v) for k, v in self.tokens_named()])
+        return render_tokens([("ref", v) if k == "dollars" else (k, v) for k, v in self.tokens_named()])
 
     def shown(self) -> str:
         """The expression as a policy would write it (a number read as dollars shown as written)."""
-        from prosfi.data.quant_gold import _render
+        from prosfi.data.quant_gold import render_tokens
 
-        return _render([(v[0], v[1]) if k == "dollars" else (k, v) for k, v in self.tokens])
+        return render_tokens([(v[0], v[1]) if k == "dollars" else (k, v) for k, v in self.tokens])
 
     def tokens_named(self) -> list[tuple[str, Any]]:
         out, n = [], 0
@@ -195,12 +195,12 @@ def _money_count(question: str, given: dict[str, Any]) -> bool:
 
 class _Labeller:
     """The reading of one solution: its earlier steps' readings (a result may have more than one dimension,
-    e.g. `10 * 50` with "10 hours" and "$10" both given) and the problem's givens (`quant_gold._Chain`)."""
+    e.g. `10 * 50` with "10 hours" and "$10" both given) and the problem's givens (`quant_gold.GoldChain`)."""
 
     def __init__(self, problem: Problem):
-        from prosfi.data.quant_gold import _Chain
+        from prosfi.data.quant_gold import GoldChain
 
-        self.chain = _Chain(problem)
+        self.chain = GoldChain(problem)
         self.readings: dict[str, list[Any]] = {}  # step id -> its result's values, best first
         # count givens the question states as money without a dollar sign ("60 more dollars", "sells them
         # for 40.", "makes 2000 a week")
@@ -210,7 +210,7 @@ class _Labeller:
         return self.readings.get(key) or [self.chain.value_of(key)]
 
     def refs(self, lit: Fraction) -> list[str]:
-        """The givens and earlier results a literal may cite (`quant_gold._Chain.candidates`), without a
+        """The givens and earlier results a literal may cite (`quant_gold.GoldChain.candidates`), without a
         percentage cited by its written number (25 for "25%"): the literal 25 is not the value 1/4, and reading
         it as the percent would change what the calculator computed."""
         chain = self.chain
@@ -328,10 +328,10 @@ def _evaluate(reading: _Reading, value: Fraction) -> _Reading:
 def _plain_check(tokens: list[tuple[str, Any]], value: Fraction):
     """The annotation's arithmetic on plain numbers, as a calculator reads it (every literal a number): the
     verdict that decides whether the stated result is right at all."""
-    from prosfi.data.quant_gold import _render
+    from prosfi.data.quant_gold import render_tokens
     from prosfi.quant import Value, check_quantity
 
-    return check_quantity({}, expr=_render(tokens), claim=Value(value))
+    return check_quantity({}, expr=render_tokens(tokens), claim=Value(value))
 
 
 def _money_rank(r: _Reading) -> int:
@@ -375,7 +375,7 @@ def read_steps(problem: Problem, solution: str) -> list[AnnotatedStep]:
     dimension errors and gives the stated result. Only a unit confusion that no reading resolves is an error
     (`$80 + 25` with 25 the written number of "25%"); the reading shown is the best one (refs first)."""
     from prosfi.data.gsm8k import normalise, parse_number
-    from prosfi.data.quant_gold import _percent_rewrite, _tokens
+    from prosfi.data.quant_gold import percent_rewrite, tokenize
 
     lab = _Labeller(problem)
     chain = lab.chain
@@ -394,7 +394,7 @@ def read_steps(problem: Problem, solution: str) -> list[AnnotatedStep]:
         lhs, eq, rhs = body.rpartition("=")
         value = parse_number(rhs) if eq else None
         norm = normalise(lhs) if eq else None
-        raw = _tokens(norm[0]) if norm is not None else None
+        raw = tokenize(norm[0]) if norm is not None else None
         if value is None or raw is None:
             why = "no '=' in the annotation" if not eq else (
                 f"result {rhs.strip()!r} is not a number" if value is None else
@@ -402,7 +402,7 @@ def read_steps(problem: Problem, solution: str) -> list[AnnotatedStep]:
             step = {"id": sid, "expr": lhs.strip() if eq else body.strip(), "value": rhs.strip(), "unit": ""}
             out.append(AnnotatedStep(step, body, "error", why, False, f"not read: {why}"))
             continue
-        tokens = _percent_rewrite(raw, chain)
+        tokens = percent_rewrite(raw, chain)
         plain = _plain_check(raw, value)
         stated = [r for ln, r in texts if ln <= line]
         readings = [_evaluate(r, value) for r in lab.readings_of(tokens, money, stated)]
@@ -439,7 +439,7 @@ def read_steps(problem: Problem, solution: str) -> list[AnnotatedStep]:
 def label_solution(problem: Problem, completion: str, **provenance: Any) -> dict[str, Any]:
     """The labelled record of one GSM8K-style solution (see the module docstring for the keys)."""
     from prosfi.domains import domain_for
-    from prosfi.prm.format import step_text
+    from prosfi.prm.inputs import step_text
 
     error = None
     try:

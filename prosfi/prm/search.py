@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 from prosfi.data.problem import Problem
 from prosfi.jsonl import loads
-from prosfi.prm.format import step_text
+from prosfi.prm.inputs import step_text
 
 MODES = ("both", "prm", "verifier")
 THINK = "<think>\n</think>\n<steps>\n"
@@ -128,7 +128,7 @@ def object_end(s: str) -> int | None:
     return None
 
 
-def completion_text(steps: Sequence[dict[str, Any]], answer: str, head: str = THINK) -> str:
+def write_completion(steps: Sequence[dict[str, Any]], answer: str, head: str = THINK) -> str:
     """The completion: `head` (the think block and `<steps>`), the step array, the answer."""
     body = ",\n".join(step_text(s) for s in steps)
     return f"{head}[{body}]\n</steps>\n<answer>{answer}</answer>"
@@ -234,7 +234,7 @@ class HFProposer:
         return read_step(self._sample(text, 1, self.max_step_tokens, _step_done)[0], domain_for(problem))
 
     def answer(self, problem: Problem, steps: Sequence[dict[str, Any]]) -> str:
-        head = completion_text(steps, "", self.head(problem)).rsplit("<answer>", 1)[0] + "<answer>"
+        head = write_completion(steps, "", self.head(problem)).rsplit("<answer>", 1)[0] + "<answer>"
         text = self._sample(self._prompt(problem) + head, 1, self.max_answer_tokens, lambda t: "</answer>" in t)[0]
         return text.split("</answer>", 1)[0].strip()
 
@@ -382,7 +382,7 @@ def search(problem: Problem, proposer: StepProposer, prm, verifier, config: Sear
     res.answer = proposer.answer(problem, best.steps)
     res.propose_s += time.perf_counter() - t
     head = getattr(proposer, "head", None)
-    res.completion = completion_text(best.steps, res.answer, head(problem) if callable(head) else THINK)
+    res.completion = write_completion(best.steps, res.answer, head(problem) if callable(head) else THINK)
     res.total_s = time.perf_counter() - t0
     return res
 
@@ -392,7 +392,7 @@ def _tokens(prm, items) -> int:
     tok = getattr(prm, "tokenizer", None)
     if tok is None:
         return 0
-    from prosfi.prm.format import pairwise_text
+    from prosfi.prm.inputs import pairwise_text
 
     return sum(len(tok("".join(pairwise_text(*item)), add_special_tokens=False)["input_ids"]) for item in items)
 
@@ -450,9 +450,9 @@ __all__ = [
     "SearchConfig",
     "SearchResult",
     "StepProposer",
-    "completion_text",
     "cost_report",
     "object_end",
     "read_step",
     "search",
+    "write_completion",
 ]

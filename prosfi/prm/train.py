@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from prosfi.prm.dataset import read_records
 from prosfi.prm.model import OBJECTIVES, write_marker
 
 
@@ -94,39 +95,15 @@ def resolve(recipe: str | None, overrides: list[str], dry_run: bool = False):
         objective_of(recipe, overrides)), validate_script=validate)
 
 
-SFT_FIELDS: dict[str, Any] = {"problem_id": (str, int), "prompt": str, "steps": list, "labels": list, "completions": list}
 PAIR_FIELDS: dict[str, Any] = {"problem_id": (str, int), "prefix": list, "chosen": dict, "rejected": dict}
-
-
-def read_jsonl(path: str | Path, needs: dict[str, Any] | None = None, what: str = "") -> list[dict[str, Any]]:
-    """The records of a JSONL file that carry `needs`' fields (`prosfi.prm.dataset.read_records`: no line
-    stops the reading; skipped lines are reported on stderr; no usable record is a ValueError)."""
-    from prosfi.prm.dataset import read_records
-
-    return read_records(str(path), what, needs or {})
-
-
-def labelled_records(path: str | Path, what: str = "") -> list[dict[str, Any]]:
-    """`prosfi prm label` records whose steps, completions and labels line up (others reported, left out)."""
-    import sys
-
-    records = read_jsonl(path, SFT_FIELDS, what)
-    good = [r for r in records if len(r["steps"]) == len(r["labels"]) == len(r["completions"])
-            and all(isinstance(x, dict) for x in r["steps"])]
-    if len(good) < len(records):
-        print(f"warning: {what or path}: {len(records) - len(good)} record(s) left out (steps, completions and "
-              "labels differ in number, or a step is not an object)", file=sys.stderr)
-    if not good:
-        raise ValueError(f"{what or path}: no labelled record whose steps and labels line up")
-    return good
 
 
 def sft_dataset(path: str, dedupe: bool, limit: int = 0):
     from datasets import Dataset
 
-    from prosfi.prm.dataset import sft_rows
+    from prosfi.prm.dataset import SFT_FIELDS, labelled_records, sft_rows
 
-    rows = sft_rows(labelled_records(path), dedupe=dedupe)
+    rows = sft_rows(labelled_records(path, needs=SFT_FIELDS), dedupe=dedupe)
     if not rows:
         raise ValueError(f"{path}: no labelled steps")
     return Dataset.from_list(rows[:limit] if limit else rows)
@@ -138,10 +115,10 @@ def pairwise_dataset(path: str, tokenizer, prompts: dict[str, str], limit: int =
     file's records when already read)."""
     from datasets import Dataset
 
-    from prosfi.prm.format import pairwise_text
+    from prosfi.prm.inputs import pairwise_text
 
     rows = []
-    for pair in read_jsonl(path, PAIR_FIELDS) if pairs is None else pairs:
+    for pair in read_records(path, needs=PAIR_FIELDS) if pairs is None else pairs:
         prompt = pair.get("prompt") or prompts.get(pair["problem_id"])
         if prompt is None:
             raise ValueError(f"{path}: no problem text for {pair['problem_id']!r}; pass the problems with --problems SPEC")
@@ -187,8 +164,8 @@ def run(resolved) -> str:
         train = sft_dataset(script.train_file, script.dedupe, script.max_examples)
         evaluation = sft_dataset(script.eval_file, script.dedupe) if script.eval_file else None
     else:
-        pairs = read_jsonl(script.train_file, PAIR_FIELDS)
-        eval_pairs = read_jsonl(script.eval_file, PAIR_FIELDS) if script.eval_file else None
+        pairs = read_records(script.train_file, needs=PAIR_FIELDS)
+        eval_pairs = read_records(script.eval_file, needs=PAIR_FIELDS) if script.eval_file else None
     if script.tiny_model_if_absent:
         from prosfi.train.tiny import build_tiny_model, is_model_dir
 

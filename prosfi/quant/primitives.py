@@ -53,7 +53,7 @@ def _spec(unit: str) -> str:
 _R = None
 
 
-def _gas_constant() -> Value:
+def gas_constant() -> Value:
     global _R
     if _R is None:
         info = unit_info("J/(mol*K)")
@@ -157,16 +157,16 @@ _TABLE: list[tuple] = [
      lambda *r: _parallel(r), True),
     ("ideal_gas_pressure", [("amount", "mol"), ("temperature", "K"), ("volume", "m**3")], "Pa", "gas",
      "amount * R * temperature / volume (R = 8.314462618 J/(mol K))",
-     lambda n, t, v: div(mul(n, mul(_gas_constant(), t)), v)),
+     lambda n, t, v: div(mul(n, mul(gas_constant(), t)), v)),
     ("ideal_gas_volume", [("amount", "mol"), ("temperature", "K"), ("pressure", "Pa")], "m**3", "gas",
      "amount * R * temperature / pressure (R = 8.314462618 J/(mol K))",
-     lambda n, t, p: div(mul(n, mul(_gas_constant(), t)), p)),
+     lambda n, t, p: div(mul(n, mul(gas_constant(), t)), p)),
     ("ideal_gas_temperature", [("pressure", "Pa"), ("volume", "m**3"), ("amount", "mol")], "K", "gas",
      "pressure * volume / (amount * R) (R = 8.314462618 J/(mol K))",
-     lambda p, v, n: div(mul(p, v), mul(n, _gas_constant()))),
+     lambda p, v, n: div(mul(p, v), mul(n, gas_constant()))),
     ("ideal_gas_amount", [("pressure", "Pa"), ("volume", "m**3"), ("temperature", "K")], "mol", "gas",
      "pressure * volume / (R * temperature) (R = 8.314462618 J/(mol K))",
-     lambda p, v, t: div(mul(p, v), mul(_gas_constant(), t))),
+     lambda p, v, t: div(mul(p, v), mul(gas_constant(), t))),
     ("newton_force", [("mass", "kg"), ("acceleration", "m/s**2")], "N", "force", "mass * acceleration", mul),
     ("weight", [("mass", "kg"), ("gravity", "m/s**2")], "N", "force", "mass * gravity", mul),
     ("density", [("mass", "kg"), ("volume", "m**3")], "kg/m**3", "force", "mass / volume", div),

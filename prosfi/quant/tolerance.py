@@ -43,7 +43,7 @@ def _unit_name(v: Value) -> str:
     return default_unit(v.dims) or "no unit"
 
 
-def _rel_ok(t, c, tol: Tolerance) -> bool:
+def relative_ok(t, c, tol: Tolerance) -> bool:
     if isinstance(t, Fraction) and isinstance(c, Fraction):
         scale = max(abs(t), Fraction(tol.abs_eps))
         return abs(t - c) <= Fraction(tol.rel) * scale
@@ -74,7 +74,7 @@ def close_enough(true: Value, claim: Value, tol: Tolerance = Tolerance()) -> tup
         got = ("a plain number" if claim.dims == DIMENSIONLESS
                else f"{_unit_name(claim)} ({dims_text(claim.dims)})")
         return False, f"wrong unit: expected {want}, got {got}"
-    if _rel_ok(true.mag, claim.mag, tol):
+    if relative_ok(true.mag, claim.mag, tol):
         return True, ""
     if tol.sigfigs is not None and _sigfig_ok(true, claim, tol.sigfigs):
         return True, ""

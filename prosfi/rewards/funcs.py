@@ -20,7 +20,7 @@ from prosfi.rewards.audit import AuditLog, audit_step
 from prosfi.rewards.config import RewardConfig
 from prosfi.rewards.formats import DEFAULT_FORMAT, CompletionFormat, format_for
 from prosfi.rewards.metrics import EXTRA_COLUMN, batch_metrics, cache_hit_rate, summaries
-from prosfi.rewards.score import ScoreResult, _Scoring, score_batch
+from prosfi.rewards.score import ScoreResult, Scoring, score_batch
 from prosfi.trace.extract import completion_text
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class ProsfiReward:
         return self._finish(scoring, chains, texts, before, kwargs)
 
     # -------------------------------------------------------------- shared by both variants
-    def _start(self, completions, kwargs) -> tuple[_Scoring, list[str]]:
+    def _start(self, completions, kwargs) -> tuple[Scoring, list[str]]:
         if completions is None:
             raise ValueError(f"{self.__name__}: no completions given")
         column = kwargs.get(PROBLEM_COLUMN)
@@ -70,7 +70,7 @@ class ProsfiReward:
             except TypeError as exc:
                 log.warning("%s: %s", self.__name__, exc)
                 texts.append(None)  # scored as a format failure with a reason
-        return _Scoring(problems, texts, self.verifier, self.reward_config, self.chain_config), texts
+        return Scoring(problems, texts, self.verifier, self.reward_config, self.chain_config), texts
 
     def _stats(self) -> dict | None:
         try:
@@ -78,7 +78,7 @@ class ProsfiReward:
         except Exception:  # noqa: BLE001 - stats are for logging only
             return None
 
-    def _finish(self, scoring: _Scoring, chains, texts, before, kwargs) -> list[float | None]:
+    def _finish(self, scoring: Scoring, chains, texts, before, kwargs) -> list[float | None]:
         results: list[ScoreResult] = scoring.finish(chains)
         if self.audit is not None:
             try:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from prosfi.chain.check import StepResult
+from prosfi.chain.result import StepResult
 from prosfi.rewards.config import REWARD_MODES
 from prosfi.rewards.funcs import PROBLEM_COLUMN
 from prosfi.rewards.metrics import EXTRA_COLUMN, batch_metrics, summaries

@@ -75,7 +75,7 @@ class _Pending:
     domain: Domain
 
 
-class _Scoring:
+class Scoring:
     """One batch: read every completion, build its chain check, then turn chain results into rewards."""
 
     def __init__(self, problems: Sequence[Problem | None], texts: Sequence[str], verifier,
@@ -173,7 +173,7 @@ def score_batch(problems: Sequence[Problem | None], completions: Sequence[str], 
                 reward_config: RewardConfig | None = None, chain_config: ChainConfig | None = None,
                 ) -> list[ScoreResult]:
     """Score completions (texts) against their problems (None = unknown problem) in one verifier pass."""
-    scoring = _Scoring(problems, completions, verifier, reward_config or RewardConfig(),
+    scoring = Scoring(problems, completions, verifier, reward_config or RewardConfig(),
                        chain_config or ChainConfig())
     return scoring.finish(scoring.chains.check(verifier) if scoring.pending else [])
 
@@ -182,7 +182,7 @@ async def ascore_batch(problems: Sequence[Problem | None], completions: Sequence
                        reward_config: RewardConfig | None = None, chain_config: ChainConfig | None = None,
                        ) -> list[ScoreResult]:
     """`score_batch` for an event loop: verification awaits `Verifier.acheck_many` (worker pool)."""
-    scoring = _Scoring(problems, completions, verifier, reward_config or RewardConfig(),
+    scoring = Scoring(problems, completions, verifier, reward_config or RewardConfig(),
                        chain_config or ChainConfig())
     return scoring.finish(await scoring.chains.acheck(verifier) if scoring.pending else [])
 

@@ -25,12 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def print_keys(recipe: str | None) -> None:
     """Every key with its help; defaults shown are the recipe's values where it sets them."""
-    from prosfi.train.recipe import _dests, flatten, load_yaml, make_parser
+    from prosfi.train.recipe import flatten, load_yaml, make_parser, parser_dests
 
     parser = make_parser()
     parser.prog = "prosfi train" + (f" {recipe}" if recipe else "")
     if recipe:
-        known = _dests(parser)
+        known = parser_dests(parser)
         loaded = load_yaml(recipe)
         config = flatten(loaded if isinstance(loaded, dict) else {}, known, recipe)
         parser.set_defaults_with_config(**{k: v for k, v in config.items() if k in known})

@@ -35,7 +35,7 @@ Summary = Mapping[str, Mapping[str, Mapping[str, float]]]
 
 def load_run(run_dir: str | Path) -> dict[str, dict[str, dict[str, float]]]:
     """A run folder's held-out evaluations as a run summary (ValueError when one is missing)."""
-    from prosfi.eval.compare import _per_problem
+    from prosfi.eval.compare import per_problem
     from prosfi.eval.evaluate import read_records
 
     run = Path(run_dir)
@@ -44,7 +44,7 @@ def load_run(run_dir: str | Path) -> dict[str, dict[str, dict[str, float]]]:
         folder = run / f"eval_{stage}"
         if not (folder / "completions.jsonl").is_file():
             raise ValueError(f"{run}: no eval_{stage}/completions.jsonl (a run with eval_held_out > 0 that finished)")
-        out[stage] = {pid: {m: row[m] for m in METRICS} for pid, row in _per_problem(read_records(folder)).items()}
+        out[stage] = {pid: {m: row[m] for m in METRICS} for pid, row in per_problem(read_records(folder)).items()}
     return out
 
 

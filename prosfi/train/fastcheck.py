@@ -40,11 +40,11 @@ def quick_refusal(recipe: str | None, overrides: list[str]) -> str | None:
     the training stack; None when nothing is wrong that can be seen here."""
     from prosfi.train.recipe import (
         RecipeError,
-        _override_pairs,
-        _unknown,
         flatten,
         load_yaml,
         normalise_overrides,
+        override_pairs,
+        unknown_key_error,
     )
 
     try:
@@ -59,11 +59,11 @@ def quick_refusal(recipe: str | None, overrides: list[str]) -> str | None:
             config = flatten(loaded, dict.fromkeys(known or ()), recipe)
             for key in config if known is not None else ():
                 if key not in known:
-                    raise _unknown(key, dict.fromkeys(known), f"recipe {recipe}")
-        pairs = _override_pairs(normalise_overrides(list(overrides)))
+                    raise unknown_key_error(key, dict.fromkeys(known), f"recipe {recipe}")
+        pairs = override_pairs(normalise_overrides(list(overrides)))
         for key, _ in pairs if known is not None else ():
             if key not in known:
-                raise _unknown(key, dict.fromkeys(known), "the command line")
+                raise unknown_key_error(key, dict.fromkeys(known), "the command line")
     except RecipeError as exc:
         return str(exc)
     values = {**config, **{k: v for k, v in pairs}}

@@ -169,7 +169,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     from prosfi.train.runlog import start_audit, write_model_card
     from prosfi.train.sft import run_sft, sft_done
     from prosfi.train.stages import point_deepspeed_at, wandb_run
-    from prosfi.train.summary import MetricsRecorder, _checkpoint_step, mark_run, run_rows, summarize
+    from prosfi.train.summary import MetricsRecorder, checkpoint_step, mark_run, run_rows, summarize
 
     script, training, model_args = resolved.script, resolved.training, resolved.model
     out = Path(training.output_dir)
@@ -233,7 +233,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
         training.model_init_kwargs = _init_kwargs(model_args, training)
         metrics_path = out / "metrics.jsonl"
         if PartialState().is_main_process:  # appended to, never truncated: the marker starts this run's rows
-            mark_run(metrics_path, training.run_name, _checkpoint_step(training.resume_from_checkpoint))
+            mark_run(metrics_path, training.run_name, checkpoint_step(training.resume_from_checkpoint))
         recorder = MetricsRecorder(metrics_path)
         stop = GracefulStop("GRPO")
         print(f"[prosfi] GRPO: {len(problems)} problems, reward {script.reward_mode}, "

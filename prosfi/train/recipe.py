@@ -100,17 +100,17 @@ def make_parser(dataclass_types: tuple[type, ...] | None = None):
     return TrlParser(types_, allow_abbrev=False)
 
 
-def _dests(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+def parser_dests(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
     return {a.dest: a for a in parser._actions if a.dest != "help"}
 
 
-def _flags(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+def parser_flags(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
     """Command-line spellings (underscored) -> action, including the `no_*` negations of booleans."""
     return {o[2:].replace("-", "_"): a for a in parser._actions if a.dest != "help"
             for o in a.option_strings if o.startswith("--")}
 
 
-def _unknown(key: str, known: dict[str, Any], where: str) -> RecipeError:
+def unknown_key_error(key: str, known: dict[str, Any], where: str) -> RecipeError:
     close = difflib.get_close_matches(key, list(known), n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(close)}?" if close else "; run `prosfi train --help` for the keys"
     return RecipeError(f"unknown key {key!r} in {where}{hint}")
@@ -171,7 +171,7 @@ def normalise_overrides(argv: list[str]) -> list[str]:
     return out
 
 
-def _override_pairs(argv: list[str]) -> list[tuple[str, str]]:
+def override_pairs(argv: list[str]) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     key = None
     for token in argv:
@@ -230,7 +230,7 @@ def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = Fa
     """
 
     parser = make_parser(dataclass_types)
-    known = _dests(parser)
+    known = parser_dests(parser)
     config: dict[str, Any] = {}
     if recipe_path:
         loaded = load_yaml(recipe_path)
@@ -246,18 +246,18 @@ def resolve(recipe_path: str | None, overrides: list[str], *, dry_run: bool = Fa
         config = flatten(loaded, known, recipe_path)
         for key in config:
             if key not in known:
-                raise _unknown(key, known, f"recipe {recipe_path}")
+                raise unknown_key_error(key, known, f"recipe {recipe_path}")
         try:
             config = {k: _coerce(known[k], v) for k, v in config.items()}
         except (TypeError, ValueError) as e:
             raise RecipeError(f"recipe {recipe_path}: {e}") from e
 
     argv = normalise_overrides(list(overrides))
-    pairs = _override_pairs(argv)
-    flags = _flags(parser)
+    pairs = override_pairs(argv)
+    flags = parser_flags(parser)
     for key, value in pairs:
         if key not in flags:
-            raise _unknown(key, flags, "the command line")
+            raise unknown_key_error(key, flags, "the command line")
         _check_value(flags[key], key, value)
     dry_run = dry_run or any(k == "dry_run" and v.lower() not in ("false", "0", "no") for k, v in pairs)
     pairs = [(k, v) for k, v in pairs if k != "dry_run"]

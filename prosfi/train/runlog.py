@@ -35,9 +35,9 @@ def start_audit(script: Any, training: Any, is_main: bool = True) -> Path | None
     if path is None or (not is_main and "{rank}" not in str(script.audit_path)):
         return path
     from prosfi.rewards.audit import AuditLog
-    from prosfi.train.summary import _checkpoint_step
+    from prosfi.train.summary import checkpoint_step
 
-    resume = _checkpoint_step(training.resume_from_checkpoint)
+    resume = checkpoint_step(training.resume_from_checkpoint)
     with AuditLog(path) as log:
         log.mark("run_start", run_name=training.run_name, output_dir=str(training.output_dir),
                  reward_mode=script.reward_mode, resume_from_step=resume)

@@ -96,7 +96,7 @@ def story(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return kept
 
 
-def _checkpoint_step(checkpoint: str | None) -> int | None:
+def checkpoint_step(checkpoint: str | None) -> int | None:
     if not checkpoint:
         return None
     name = Path(checkpoint).name

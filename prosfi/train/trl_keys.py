@@ -65,10 +65,10 @@ TRL_KEYS = frozenset({
 def _generate() -> list[str]:  # pragma: no cover - a maintainer's tool
     from trl import GRPOConfig, ModelConfig, TrlParser
 
-    from prosfi.train.recipe import _dests, _flags
+    from prosfi.train.recipe import parser_dests, parser_flags
 
     parser = TrlParser((GRPOConfig, ModelConfig), allow_abbrev=False)
-    return sorted(set(_dests(parser)) | set(_flags(parser)))
+    return sorted(set(parser_dests(parser)) | set(parser_flags(parser)))
 
 
 if __name__ == "__main__":  # pragma: no cover

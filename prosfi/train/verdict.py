@@ -29,7 +29,7 @@ METRICS = ("reward_hit", "accuracy")
 
 def paired_values(run_dir: str | Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """metric -> (before, after) per held-out problem, paired by problem id (ValueError without both)."""
-    from prosfi.eval.compare import _per_problem
+    from prosfi.eval.compare import per_problem
     from prosfi.eval.evaluate import read_records
 
     run = Path(run_dir)
@@ -37,7 +37,7 @@ def paired_values(run_dir: str | Path) -> dict[str, tuple[np.ndarray, np.ndarray
     for name in ("eval_before", "eval_after"):
         if not (run / name / "completions.jsonl").is_file():
             raise ValueError(f"{run}: no {name}/completions.jsonl (a run with eval_held_out > 0 that finished)")
-        tables.append(_per_problem(read_records(run / name)))
+        tables.append(per_problem(read_records(run / name)))
     before, after = tables
     shared = sorted(pid for pid in before if pid in after)
     if not shared:

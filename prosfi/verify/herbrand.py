@@ -1,6 +1,6 @@
 """Ground (Herbrand) instances: proofs in this process for checks the truth tables leave to Z3.
 
-The truth tables (`ground`) decide a check over the finite domain of its constants; what has an
+The truth tables (`truth_table`) decide a check over the finite domain of its constants; what has an
 existential premise, a universal conclusion or equality between constants (`∃ x, R a x`,
 `∀ y, ∃ x, R x y`, `a = b`) goes on to a prover. Most such steps are proved by a handful of ground
 instances, which this module finds in about a tenth of what a Z3 round trip costs, and answers only
@@ -24,7 +24,7 @@ The method (Herbrand's theorem, used only in its sound direction):
    functions, gives the atoms truth values that satisfy every formula of steps 3 and 4. So `valid`.
 
 A satisfiable table here proves nothing (T is finite, and instances were chosen, not exhausted), so
-this path never answers `invalid`; countermodels come from `ground.countermodel` (finite structures,
+this path never answers `invalid`; countermodels come from `truth_table.countermodel` (finite structures,
 evaluated directly). Function symbols of the check itself make it decline (its Herbrand universe is
 infinite from the start). Bounded like the truth tables: at most `max_atoms` ground atoms, `max_nodes`
 grounded nodes, `max_ms` of wall clock, `MAX_ROUNDS` rounds over at most `MAX_TERMS` ground terms.
@@ -51,7 +51,7 @@ from prosfi.logic.ast import (
     Var,
     Xor,
 )
-from prosfi.verify.ground import MAX_MS, MAX_NODES, OverBudget, _columns
+from prosfi.verify.truth_table import MAX_MS, MAX_NODES, OverBudget, truth_columns
 from prosfi.verdict import Status, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -301,7 +301,7 @@ def prove(premises: Sequence[Formula], conclusion: Formula, signature: "Signatur
         if False in grounded:
             unsat = True
         else:
-            cols, full = _columns(n)
+            cols, full = truth_columns(n)
             rows = full
             try:
                 for g in grounded:

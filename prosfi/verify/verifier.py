@@ -2,8 +2,8 @@
 
 The hot path of reward computation. In the calling process it parses (cached by text), looks
 the check up in the verdict cache (alpha-normalised, premise names ignored), merges duplicate
-checks of one batch, checks the signature and runs the exact truth tables (`ground`), then ground
-Herbrand instances for a proof and small domains for a countermodel (`herbrand`, `ground.countermodel`).
+checks of one batch, checks the signature and runs the exact truth tables (`truth_table`), then ground
+Herbrand instances for a proof and small domains for a countermodel (`herbrand`, `truth_table.countermodel`).
 What is left goes to the worker pool in chunks that keep one problem's checks together (each worker
 keeps one incremental Z3 solver). Backends that run in the parent (Lean: `in_worker = False`)
 get the checks still undecided after the stage before them, all in one `check_many` call. The
@@ -31,7 +31,7 @@ from prosfi.logic.errors import FormulaError, SignatureError
 from prosfi.logic.fastparse import Fallback, parse_ast_symbols
 from prosfi.logic.parser import DEFAULT_MAX_DEPTH
 from prosfi.logic.signature import Signature, from_symbols, union
-from prosfi.verify import ground, herbrand
+from prosfi.verify import herbrand, truth_table
 from prosfi.verify.backend import Backend, Check
 from prosfi.verify.cache import FifoCache, VerdictCache
 from prosfi.verify.cascade import DECISIVE, Cascade, as_backend_answer, merge_unknown
@@ -214,7 +214,7 @@ class Verifier:
                     continue
                 if self.config.truth_table:
                     t1 = time.perf_counter()
-                    decided = ground.decide([f for _, f in checked[1].premises], checked[1].conclusion,
+                    decided = truth_table.decide([f for _, f in checked[1].premises], checked[1].conclusion,
                                             checked[0], self.config.truth_table_max_atoms,
                                             self.config.truth_table_max_nodes, self.config.truth_table_max_ms)
                     if decided is None and self.config.herbrand:
@@ -345,7 +345,7 @@ class Verifier:
 
     def _settle(self, signature: "Signature", check: Check, since: float) -> Verdict | None:
         """What the truth tables left: a Herbrand proof, else a countermodel on a small domain
-        (`herbrand.prove`, `ground.countermodel`), in what is left of the truth table's wall-clock
+        (`herbrand.prove`, `truth_table.countermodel`), in what is left of the truth table's wall-clock
         budget since `since` (so the documented response bound holds); None: the backends decide."""
         c = self.config
         premises = [f for _, f in check.premises]
@@ -359,7 +359,7 @@ class Verifier:
         left = c.truth_table_max_ms - (time.perf_counter() - since) * 1000.0
         if left <= 0:
             return None
-        return ground.countermodel(premises, check.conclusion, signature, c.truth_table_max_atoms,
+        return truth_table.countermodel(premises, check.conclusion, signature, c.truth_table_max_atoms,
                                    c.truth_table_max_nodes, left)
 
     # ------------------------------------------------------------------ deciding

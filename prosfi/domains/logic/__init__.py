@@ -3,7 +3,7 @@ by the provers, guarded by `prosfi.chain`.
 
 Mostly a thin wrapper: the behaviour lives where it always has (`prosfi.trace` for the completion format
 and the answer, `prosfi.chain` for the chain check, `prosfi.data.gold` for gold traces,
-`prosfi.data.prompts` for prompts). What only the PRM tools need lives here: `ground` (which valid steps
+`prosfi.data.prompts` for prompts). What only the PRM tools need lives here: `gold_path` (which valid steps
 are on the gold derivation) and `perturbations` (the CSP twins and natural negatives built on it).
 """
 
@@ -17,7 +17,7 @@ from prosfi.data import gold, prompts
 from prosfi.data.problem import Problem, kinds_of
 from prosfi.domains.base import Domain
 from prosfi.domains.logic import perturbations as csp
-from prosfi.domains.logic.ground import Groundedness
+from prosfi.domains.logic.gold_path import Groundedness
 from prosfi.trace.answer import ParsedAnswer, answer_correct, parse_answer
 from prosfi.trace.schema import ParsedTrace, Step, parse_trace
 

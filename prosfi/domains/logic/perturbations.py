@@ -7,7 +7,7 @@ conjunctions or disjunctions of literals) instantiated on the problem's constant
 against known literals (ground premises and prefix conclusions):
 - **wrong_operand**: the same rule as `chosen` on another constant (through a look-alike fact);
 - **wrong_principle**: another rule (typically a distractor) applied to the same constant and facts.
-`twins` keeps the candidates that are ungrounded (`prosfi.domains.logic.ground`), one per conclusion;
+`twins` keeps the candidates that are ungrounded (`prosfi.domains.logic.gold_path`), one per conclusion;
 the PRM tools then keep those the reward's chain check finds `valid` as the last step of
 `prefix + [candidate]` where `chosen` is valid too.
 
@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from prosfi.data.problem import Problem
-from prosfi.domains.logic.ground import Groundedness, canonical_text
+from prosfi.domains.logic.gold_path import Groundedness, canonical_text
+from prosfi.logic import syntax
 
 KINDS = ("wrong_operand", "wrong_principle", "natural")  # the pair kinds of logic problems
 MAX_FACTS = 3
@@ -77,14 +78,11 @@ def _neg(f):
 
 
 def constants(problem: Problem) -> list[str]:
-    from prosfi.data.fol_proof import _constants
-
-    return _constants([_parse(p.formal) for p in problem.premises])
+    return syntax.constants([_parse(p.formal) for p in problem.premises])
 
 
 def known_literals(problem: Problem, prefix: Sequence[dict[str, Any]]) -> dict[str, str]:
     """Canonical ground literal -> the premise or prefix step id that states it (first wins)."""
-    from prosfi.data.fol_proof import _ground
     from prosfi.logic import FormulaError
 
     known: dict[str, str] = {}
@@ -93,14 +91,13 @@ def known_literals(problem: Problem, prefix: Sequence[dict[str, Any]]) -> dict[s
             f = _parse(text)
         except FormulaError:
             continue
-        if _literal(f) and _ground(f):
+        if _literal(f) and syntax.variable_free(f):
             known.setdefault(canonical_text(text), ident)
     return known
 
 
 def consequences(problem: Problem, prefix: Sequence[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
     """(rule id, constant, step) for every rule instance whose antecedent the known literals satisfy."""
-    from prosfi.data.fol_proof import _subst
     from prosfi.logic import And, Or, canonical, pretty
 
     known = known_literals(problem, prefix)
@@ -112,7 +109,7 @@ def consequences(problem: Problem, prefix: Sequence[dict[str, Any]]) -> list[tup
                 continue  # a ground rule: once, under its own constant
             a, b = ante, cons
         else:
-            a, b = _subst(ante, var, c), _subst(cons, var, c)
+            a, b = syntax.substitute(ante, var, c), syntax.substitute(cons, var, c)
         conj = _parts(a, And)
         if len(conj) > 1:
             ids = [known.get(canonical(x)) if _literal(x) else None for x in conj]
@@ -151,9 +148,7 @@ def _constant_of(conclusion: str) -> str | None:
 
 
 def _constant_of_formula(f) -> str | None:
-    from prosfi.data.fol_proof import _constants
-
-    found = _constants([f])
+    found = syntax.constants([f])
     return found[0] if found else None
 
 

@@ -25,7 +25,7 @@ from prosfi.domains.quantity.perturbations import perturbations
 from prosfi.domains.quantity.prompts import (SYSTEM_PROMPT, answer_text, render_completion, system_prompt,
                                              user_prompt)
 from prosfi.domains.quantity.steps import QuantityStep, claimed_value, parse_steps
-from prosfi.quant.grounding import ALLOWED_CONSTANTS
+from prosfi.quant.licensed import ALLOWED_CONSTANTS
 from prosfi.trace.schema import ParsedTrace, parse_trace
 
 

@@ -239,7 +239,7 @@ def _dims(unit: str) -> tuple | None:
         return None
 
 
-def _plain_gold(unit: str) -> bool:
+def plain_gold(unit: str) -> bool:
     """A gold with no unit at all (GSM8K counts, SciBench ratios)."""
     try:
         return not unit or not unit_info(unit).text
@@ -256,7 +256,7 @@ def _plain_unit(unit: str) -> bool:
 _PERCENT = frozenset({"percent", "%", "pct"})
 
 
-def _as_written(value: Value) -> Value:
+def as_written(value: Value) -> Value:
     """For a plain gold: the number as shown in the value's own unit (`540 m` -> 540, `$18` -> 18, `18 pairs`
     -> 18, `30 degree` -> 30), as a plain number. A percentage keeps its value (`25%` is 0.25): percent is the
     factor 1/100 everywhere (a chain ending in 0.25 for "25 percent")."""
@@ -273,10 +273,10 @@ def read_in(claim: QuantityAnswer, unit: str) -> Value | None:
     plain, dimensionless or a currency; for a plain `unit`, the number as written."""
     if not claim.ok:
         return None
-    if claim.amount is not None and (_plain_gold(unit) or _dims(unit) == _currency()):
+    if claim.amount is not None and (plain_gold(unit) or _dims(unit) == _currency()):
         return read_in(claim.amount, unit)  # `$18 per hour` for an 18 USD gold (GSM8K's nominal rates)
-    if _plain_gold(unit):
-        return claim.value if claim.bare or claim.noun else _as_written(claim.value)
+    if plain_gold(unit):
+        return claim.value if claim.bare or claim.noun else as_written(claim.value)
     if claim.bare and _plain_unit(unit):
         return make_value(claim.value.mag, unit)
     return claim.value
@@ -350,9 +350,9 @@ def final_matches_gold(problem: Problem, value: Value | None) -> tuple[bool, str
     if not isinstance(value, Value):
         return False, "no final value"
     unit = gold_unit(problem)
-    if _plain_gold(unit):
+    if plain_gold(unit):
         if value.dims != DIMENSIONLESS or value.unit:
-            value = _as_written(value)
+            value = as_written(value)
     elif value.dims == DIMENSIONLESS and not value.unit and gold.dims == _currency():
         value = make_value(value.mag, unit)
     return close_enough(gold, value, answer_tolerance(problem))

@@ -8,7 +8,7 @@ by what it claims.
   re-assignments of all the givens (exact rationals; a literal read from a given moves with it). A step whose
   value never moves is a constant built from nothing, however it was laundered; a step identically equal to a
   given or an earlier step restates it, however detoured; a step that is a constant multiple of a given or an
-  earlier step must have that multiple stated by the problem (`prosfi.quant.grounding.MULTIPLE_WORDS`, unit
+  earlier step must have that multiple stated by the problem (`prosfi.quant.licensed.MULTIPLE_WORDS`, unit
   factors), and a constant offset must be written in the step itself.
 - The answer is established once: the chain's recomputed final value against the gold, in the gold's unit,
   with the problem's one tolerance.
@@ -29,16 +29,16 @@ from typing import Any
 from prosfi.chain import REJECTED, ChainConfig, ChainResult, StepResult
 from prosfi.data.problem import Problem
 from prosfi.data.quant_gold import constant_context
-from prosfi.domains.quantity.answer import (QuantityAnswer, _as_written, _plain_gold, answer_tolerance,
-                                            gold_value, matches)
+from prosfi.domains.quantity.answer import (QuantityAnswer, answer_tolerance, as_written, gold_value, matches,
+                                            plain_gold)
 from prosfi.domains.quantity.steps import QuantityStep, claimed_value
 from prosfi.quant import QuantError, Tolerance, close_enough, evaluate, parse_expr, parse_quantity
 from prosfi.quant.check import compute
 from prosfi.quant.evaluate import CONSTANTS
 from prosfi.quant.expr import BinOp, Call, Expr, Name, Num, Unary, fraction_literals
-from prosfi.quant.grounding import (ALLOWED_CONSTANTS, allowed_constant, is_licensed_multiple, is_licensed_offset,
+from prosfi.quant.licensed import (ALLOWED_CONSTANTS, allowed_constant, is_licensed_multiple, is_licensed_offset,
                                     mentions_word, multiple_word)
-from prosfi.quant.tolerance import _rel_ok
+from prosfi.quant.tolerance import relative_ok
 from prosfi.quant.units import Value, format_number, format_value, parse_number, unit_info
 
 # guard names carried by step results (`guard`), so eval can count dimension errors and grounding failures
@@ -83,7 +83,7 @@ class QuantityStepResult(StepResult):
         return out
 
 
-def _same(a: Value, b: Value, tol: Tolerance) -> bool:
+def same_value(a: Value, b: Value, tol: Tolerance) -> bool:
     """`close_enough` without building a reason (the guards compare many values that differ): exact
     equality first, then the relative tolerance in floating point."""
     if a.dims != b.dims:
@@ -93,7 +93,7 @@ def _same(a: Value, b: Value, tol: Tolerance) -> bool:
     try:
         x, y = float(a.mag), float(b.mag)
     except OverflowError:
-        return _rel_ok(a.mag, b.mag, tol)
+        return relative_ok(a.mag, b.mag, tol)
     return abs(x - y) <= tol.rel * max(abs(x), tol.abs_eps)
 
 
@@ -433,7 +433,7 @@ class QuantityChainCheck:
                 except (QuantError, ArithmeticError, ValueError, OverflowError):
                     unmoved = False  # the result depends on it (it breaks without it)
                     break
-                if not _same(true, moved, rules.tolerance):
+                if not same_value(true, moved, rules.tolerance):
                     unmoved = False  # floor(a / b) moves with b, if not at every factor
                     break
             if unmoved:
@@ -541,7 +541,7 @@ class QuantityChainCheck:
                 try:
                     v = evaluate(node, env, literals)
                     for arg in node.args:
-                        if isinstance(arg, Name) and arg.id in env and _same(env[arg.id], v, self.rules.tolerance):
+                        if isinstance(arg, Name) and arg.id in env and same_value(env[arg.id], v, self.rules.tolerance):
                             return (f"restates {arg.id} through {node.func} (grounding): a clamp to a stated value is "
                                     "that value")
                 except (QuantError, ArithmeticError, ValueError, OverflowError):
@@ -803,12 +803,12 @@ def _final_matches(gold: Value, final: Value, problem: Problem, tol: Tolerance) 
         if abs(x - y) <= tol.rel * max(abs(y), tol.abs_eps):
             return True, ""
         return False, f"wrong value: expected {format_value(gold, unit)}, got {format_value(final, unit)}"
-    if _plain_gold(unit) and (not final.dimensionless or final.unit):
+    if plain_gold(unit) and (not final.dimensionless or final.unit):
         if _COUNTED is None:
             _counted(Num("1", Fraction(1)), {}, None)
         if final.dims not in _COUNTED:
             return False, f"wrong unit: a plain number, got {format_value(final)}"
-        final = _as_written(final)  # a plain gold (a GSM8K count) is the number the chain shows: 18 USD -> 18
+        final = as_written(final)  # a plain gold (a GSM8K count) is the number the chain shows: 18 USD -> 18
     ok, why = close_enough(gold, final, tol)
     if not ok and unit.strip() in ("percent", "%") and final.dimensionless:
         ok = close_enough(Value(gold.mag * 100 if isinstance(gold.mag, Fraction) else float(gold.mag) * 100),

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from prosfi.data.problem import Problem
-from prosfi.domains.quantity.chain import DEFAULT_RULES, QuantityState, _same
+from prosfi.domains.quantity.chain import DEFAULT_RULES, QuantityState, same_value
 from prosfi.domains.quantity.steps import QuantityStep, claimed_value
 from prosfi.quant import PRIMITIVES, QuantError
 from prosfi.quant.check import compute
@@ -261,7 +261,7 @@ def reachable_values(problem: Problem, gold: Sequence[dict[str, Any]], as_step: 
     distribution (see `_reach`). A twin equal to one of these is a correct step of another order of the
     solution (a rate computed first), not a negative."""
     from prosfi.quant import parse_expr
-    from prosfi.quant.primitives import _gas_constant, apply_primitive
+    from prosfi.quant.primitives import apply_primitive, gas_constant
 
     state = QuantityState()
     givens, _, _, _ = state.problem_givens(problem)
@@ -280,11 +280,11 @@ def reachable_values(problem: Problem, gold: Sequence[dict[str, Any]], as_step: 
                 text = _formula(step.op, len(args))
                 f = None
                 if text is not None:
-                    local = {f"a{i}": v for i, v in enumerate(values)} | {"R": _gas_constant()}
+                    local = {f"a{i}": v for i, v in enumerate(values)} | {"R": gas_constant()}
                     sub = {f"a{i}": inlined[a] for i, a in enumerate(args) if a in inlined}
                     try:
                         g = _flat(parse_expr(text), local, sub)
-                        f = g if _same(g[1], true, DEFAULT_RULES.tolerance) else None
+                        f = g if same_value(g[1], true, DEFAULT_RULES.tolerance) else None
                     except (QuantError, KeyError, AttributeError, ArithmeticError):
                         f = None
                 if f is None:  # a primitive without a usable formula: its value and its arguments' trees
@@ -297,7 +297,7 @@ def reachable_values(problem: Problem, gold: Sequence[dict[str, Any]], as_step: 
 
 
 class _ValueIndex:
-    """Values looked up by dimension and magnitude (sorted floats, bisected): `has(v)` is `_same` against any
+    """Values looked up by dimension and magnitude (sorted floats, bisected): `has(v)` is `same_value` against any
     of them (either way round), without comparing a twin with every one of the hundreds of values a gold
     tree reaches."""
 
@@ -318,19 +318,19 @@ class _ValueIndex:
             entries.sort()
 
     def has(self, v: Value) -> bool:
-        if any(_same(v, h, self.tol) or _same(h, v, self.tol) for h in self.huge):
+        if any(same_value(v, h, self.tol) or same_value(h, v, self.tol) for h in self.huge):
             return True
         entries = self.by_dims.get(v.dims, [])
         try:
             x = float(v.mag)
         except OverflowError:
-            return any(_same(v, self.values[i], self.tol) or _same(self.values[i], v, self.tol) for _, i in entries)
+            return any(same_value(v, self.values[i], self.tol) or same_value(self.values[i], v, self.tol) for _, i in entries)
         w = 2 * self.tol.rel * max(abs(x), self.tol.abs_eps)
         lo = self._bisect.bisect_left(entries, (x - w, -1))
         for y, i in entries[lo:]:
             if y > x + w:
                 break
-            if _same(v, self.values[i], self.tol) or _same(self.values[i], v, self.tol):
+            if same_value(v, self.values[i], self.tol) or same_value(self.values[i], v, self.tol):
                 return True  # either way round: the tolerance scales with one side, and a twin at its edge
         return False
 

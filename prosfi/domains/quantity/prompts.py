@@ -7,7 +7,7 @@ from typing import Any
 
 from prosfi.data.problem import Problem
 from prosfi.data.quant_gold import answer_text, render_completion
-from prosfi.quant.grounding import ALLOWED_CONSTANTS, ALWAYS, CONSTANT_CONTEXT, MULTIPLE_WORDS
+from prosfi.quant.licensed import ALLOWED_CONSTANTS, ALWAYS, CONSTANT_CONTEXT, MULTIPLE_WORDS
 
 
 
@@ -29,7 +29,7 @@ USD, percent; they convert by themselves). The checker recomputes every step fro
 
 def system_prompt(rules: Any = None) -> str:
     """The system prompt, its limits and constants rendered from the rules the checker enforces
-    (`QuantityRules`, `prosfi.quant.grounding`), so the prompt never promises what the checker rejects."""
+    (`QuantityRules`, `prosfi.quant.licensed`), so the prompt never promises what the checker rejects."""
     from prosfi.domains.quantity.chain import DEFAULT_RULES
 
     rules = rules or DEFAULT_RULES

@@ -95,7 +95,7 @@ def _shape(formulas: Sequence[Formula]) -> tuple[bool, bool]:
 
 
 @functools.lru_cache(maxsize=32)
-def _columns(n: int) -> tuple[tuple[int, ...], int]:
+def truth_columns(n: int) -> tuple[tuple[int, ...], int]:
     """Bit columns of the 2^n-row table: atom i is true in row r iff bit i of r is set.
 
     Cached per n (at most 21 distinct tables); each column is built by doubling its block, which
@@ -137,7 +137,7 @@ class _Table:
             self.constants = {c: k for k, c in enumerate(constants)}
         self.size = size if size is not None else max(1, len(constants))
         self.names = names if names is not None else (list(self.constants) or ["e0"])
-        self.cols, self.full = _columns(n_atoms)
+        self.cols, self.full = truth_columns(n_atoms)
         self.atoms: dict[tuple, int] = {}  # (predicate, element indices) -> column index
 
     def element(self, t, env: dict) -> int:

@@ -11,6 +11,7 @@ ones merged, so a formula never counts more than an equivalent rewrite of it nee
 from __future__ import annotations
 
 from prosfi.logic import ast
+from prosfi.logic.syntax import predicates
 
 TOO_MANY = 10_000  # counting stops here (a formula this big is never a small inference)
 
@@ -253,27 +254,12 @@ def _holds(f, true: frozenset[str]) -> bool:
     return a == b if kind is ast.Iff else a != b
 
 
-def _predicate_names(f, out: set[str]) -> set[str]:
-    stack = [f]
-    while stack:
-        g = stack.pop()
-        if isinstance(g, ast.Pred):
-            out.add(g.name)
-        elif isinstance(g, (ast.Not, ast.Forall, ast.Exists)):
-            stack.append(g.body)
-        elif isinstance(g, ast.BINARY):
-            stack.extend((g.left, g.right))
-    return out
-
-
 def small_countermodel(premises: list[ast.Formula], conclusion: ast.Formula) -> bool:
     """Whether a one-element model makes every premise true and the conclusion false (then the
     premises do not entail it). Tries: nothing holds, everything holds, exactly the predicates of
     the premises' positive literal conjuncts hold, all but those of their negative ones. A cheap,
     sound filter before asking the verifier; False means "not found", not "entailed"."""
-    names: set[str] = set()
-    for f in [*premises, conclusion]:
-        _predicate_names(f, names)
+    names = set().union(*(predicates(f) for f in [*premises, conclusion]))
     pos, neg = set(), set()
     for f in premises:
         for lit in literals(f):

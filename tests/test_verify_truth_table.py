@@ -1,4 +1,4 @@
-"""The in-process truth tables (`prosfi.verify.ground`), above all the universal-instance `valid`
+"""The in-process truth tables (`prosfi.verify.truth_table`), above all the universal-instance `valid`
 path: a ground conclusion proved from the ground instances of ∀-premises over the check's
 constants, with premises of any other shape dropped. Every `valid` it gives must be one Z3 proves
 (unsat); every `invalid` must be one Z3 cannot refute."""
@@ -28,7 +28,7 @@ from prosfi.logic.ast import (
     Var,
     Xor,
 )
-from prosfi.verify import ground
+from prosfi.verify import truth_table
 from prosfi.verify.backend import Check
 from prosfi.verdict import Status
 from prosfi.verify.z3_backend import Z3Backend
@@ -37,7 +37,7 @@ from prosfi.verify.z3_backend import Z3Backend
 def decide(premises: list[str], conclusion: str, max_atoms: int = 16):
     ps = [parse(p) for p in premises]
     c = parse(conclusion)
-    return ground.decide(ps, c, check_signature([*ps, c]), max_atoms)
+    return truth_table.decide(ps, c, check_signature([*ps, c]), max_atoms)
 
 
 def status(premises: list[str], conclusion: str, max_atoms: int = 16):
@@ -67,7 +67,7 @@ V, I = Status.VALID, Status.INVALID
 def test_universal_instances_prove_valid(premises, conclusion):
     v = decide(premises, conclusion)
     assert v is not None and v.status is V, v
-    assert v.backend == ground.NAME
+    assert v.backend == truth_table.NAME
 
 
 @pytest.mark.parametrize("premises, conclusion", [
@@ -135,7 +135,7 @@ def test_work_is_bounded():
         xs = [f"x{i}" for i in range(n)]
         return f"∀ {' '.join(xs)}, " + " → ".join(f"P {x}" for x in xs) + " → q"
 
-    assert 7 ** 4 + 1 <= ground.MAX_INSTANCES < 7 ** 5
+    assert 7 ** 4 + 1 <= truth_table.MAX_INSTANCES < 7 ** 5
     assert status([block(5), consts], "q") is None
     assert status([block(4), consts], "q") is V
 
@@ -236,7 +236,7 @@ def test_z3_agrees_with_every_truth_table_verdict(z3_backend):
     def run(check):
         premises, conclusion = check
         signature = check_signature([*premises, conclusion])
-        verdict = ground.decide(premises, conclusion, signature)
+        verdict = truth_table.decide(premises, conclusion, signature)
         if verdict is None:
             seen["left to the provers"] += 1
             return
@@ -246,7 +246,7 @@ def test_z3_agrees_with_every_truth_table_verdict(z3_backend):
             assert z3.status is V, (premises, conclusion, verdict, z3)
             if any(type(p) in (Forall, Exists) for p in premises):
                 seen["valid, quantified premises"] += 1
-                if any(ground._universal_block(p) is None for p in premises):
+                if any(truth_table._universal_block(p) is None for p in premises):
                     seen["valid, a premise dropped"] += 1
         else:
             assert verdict.status is I
