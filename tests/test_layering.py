@@ -20,9 +20,7 @@ import prosfi
 LAYERS = ("logic", "quant", "verify", "data", "trace", "chain", "domains", "rewards", "eval", "train", "prm",
           "serve", "integrations")
 LEAVES = ("prosfi.serve.client", "prosfi.retry")
-# Known exceptions, each with its reason. /check reuses `prosfi check`'s line reader (`check_lines`), so check
-# lines of every domain are read one way; move it out of the command module once the quantity domain has landed.
-ALLOWED_UPWARD = {("prosfi.serve.engine", "prosfi.verify.cli")}  # standalone modules below every layer: they import nothing from prosfi
+ALLOWED_UPWARD: set[tuple[str, str]] = set()  # known exceptions (importer, imported), each with its reason: none
 COMMANDS = ("prosfi.cli", "prosfi.__main__")
 ROOT = Path(prosfi.__file__).parent
 

@@ -56,28 +56,17 @@ def problem_statement(problem: Problem, label: str | None = None) -> LeanStateme
     """The theorem the policy must prove, or None when the answer has no Lean claim (Uncertain).
 
     `label` ("True"/"False"/"Uncertain") overrides the gold label of a true/false/uncertain
-    problem; assignment problems always state the gold assignment. Raises ValueError when the
-    problem's formulas do not parse or type-check (a data error, not the policy's)."""
-    from prosfi.logic.ast import And, Not
+    problem; assignment problems always state the gold assignment (the logic domain's
+    `answer_claim`). Raises ValueError when the problem's formulas do not parse or type-check
+    (a data error, not the policy's)."""
+    from prosfi.domains.logic.claims import answer_claim
     from prosfi.logic.parser import parse
     from prosfi.logic.signature import check_signature
 
     premises = [(p.id, parse(p.formal)) for p in problem.premises]
-    if problem.kind == "assignment":
-        if not problem.atoms or set(problem.assignment) != set(problem.atoms):
-            raise ValueError(f"problem {problem.id}: the assignment does not cover the atoms")
-        literals = [parse(a) if problem.assignment[a] else Not(parse(a)) for a in problem.atoms]
-        claim = literals[-1]
-        for lit in reversed(literals[:-1]):
-            claim = And(lit, claim)
-    else:
-        label = label or problem.answer_label
-        if problem.goal is None or label not in ("True", "False", "Uncertain"):
-            raise ValueError(f"problem {problem.id}: no goal or no True/False/Uncertain answer")
-        if label == "Uncertain":
-            return None
-        goal = parse(problem.goal)
-        claim = goal if label == "True" else Not(goal)
+    claim = answer_claim(problem, label)
+    if claim is None:
+        return None
     signature = check_signature([f for _, f in premises] + [claim])
     return render_statement(premises, claim, signature, DIRECT_THEOREM)
 
@@ -100,21 +89,11 @@ Knights and knaves: answer `(1) Name is a knight (2) Name is a knave ...`."""
 def direct_lean_prompt(problem: Problem) -> str:
     """What the policy needs to write a proof: our statement with the claim left open (the
     claim depends on its answer; for an assignment it must not leak the gold values)."""
-    from prosfi.logic.parser import parse
-    from prosfi.logic.render_lean import to_lean
+    from prosfi.domains.logic.claims import open_claim
 
-    if problem.kind == "assignment":
-        shown = problem_statement(problem)
-        assert shown is not None
-        head = shown.text.rsplit(":\n    ", 1)[0]
-        atoms = " ∧ ".join(to_lean(parse(a), names=shown.symbols) for a in problem.atoms)
-        claim = (f"the conjunction of your answer's literals in this order, `{atoms}` with `¬` before each "
-                 "atom your answer makes false")
-    else:
-        shown, negated = problem_statement(problem, "True"), problem_statement(problem, "False")
-        assert shown is not None and negated is not None
-        head = shown.text.rsplit(":\n    ", 1)[0]
-        claim = f"`{shown.claim}` if you answer True, `{negated.claim}` if you answer False (Uncertain needs no proof)"
+    shown, claim = open_claim(problem, lambda label: problem_statement(problem, label))
+    assert shown is not None
+    head = shown.text.rsplit(":\n    ", 1)[0]
     return (f"Prove your answer in Lean 4. We state the theorem:\n\n{head.rstrip()} :\n    CLAIM := by\n  <your proof>\n\n"
             f"where CLAIM is {claim}. Write only the tactic proof inside <lean>…</lean>.")
 

@@ -256,7 +256,7 @@ class Engine:
 
     async def check(self, lines: list[str]) -> list[dict]:
         """`prosfi check` records for check lines, in a thread (the verifier's pool does the work)."""
-        from prosfi.verify.cli import check_lines
+        from prosfi.verify.lines import check_lines
 
         assert self.verifier is not None, "Engine.start() first"
         before = self._stats()
