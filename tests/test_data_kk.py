@@ -166,7 +166,7 @@ def _records():
 def test_hub_records_map_through_statements():
     recs = _records()
     p = kk.problem_from_kk_record(recs[0])
-    assert p.id == "kk-2-0000"
+    assert p.id == kk.hub_record_id(recs[0]) and p.id.startswith("kkhub-2-") and len(p.id) == len("kkhub-2-") + 10
     assert p.premise_map == {"h1": "Knight zoey ↔ ¬ Knight oliver",
                              "h2": "Knight oliver ↔ (Knight oliver ↔ ¬ Knight zoey)"}
     assert p.atoms == ["Knight zoey", "Knight oliver"]
@@ -176,7 +176,7 @@ def test_hub_records_map_through_statements():
     p.validate()
 
     q = kk.problem_from_kk_record(recs[1])
-    assert q.id == "kk-3-0007"
+    assert q.id.startswith("kkhub-3-") and q.id != p.id
     assert models(q) == [q.assignment] == [{"Knight mia": False, "Knight ethan": True, "Knight lily": True}]
     assert q.premise_map["h1"] == "Knight mia ↔ (¬ Knight ethan ∧ Knight lily)"
     assert q.premise_map["h2"] == "Knight ethan ↔ (Knight mia → ¬ Knight lily)"
@@ -205,7 +205,7 @@ def test_cli_reads_a_local_copy_of_hub_records(tmp_path):
     out = tmp_path / "kk.jsonl"
     assert main(["data", "kk", "--file", str(FIXTURES / "kk_records.jsonl"), "-o", str(out)]) == 0
     problems = list(read_problems(out, validate=True))
-    assert [p.id for p in problems] == ["kk-2-0000", "kk-3-0001"]
+    assert [p.id for p in problems] == [kk.hub_record_id(r) for r in _records()]
 
 
 def test_generators_do_not_depend_on_hash_order(tmp_path):
@@ -225,3 +225,17 @@ def test_generators_do_not_depend_on_hash_order(tmp_path):
         subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
         outs.append((k.read_bytes(), f.read_bytes()))
     assert outs[0] == outs[1]
+
+
+def test_a_hub_record_has_one_id_on_every_path(tmp_path):
+    """`prosfi data kk --file` and `--data kkhub:FILE` read the same record as the same problem (its id comes from
+    what it says, not from where it sits), and a record moved in the file keeps its id."""
+    from prosfi.eval.sources import load_source
+
+    records = _records()
+    out = tmp_path / "kk.jsonl"
+    assert main(["data", "kk", "--file", str(FIXTURES / "kk_records.jsonl"), "-o", str(out)]) == 0
+    written = [p.id for p in read_problems(out, validate=True)]
+    spec = [p.id for p in load_source(f"kkhub:{FIXTURES / 'kk_records.jsonl'}").problems]
+    assert sorted(written) == sorted(spec) and len(set(written)) == len(records)
+    assert [kk.problem_from_kk_record(r).id for r in reversed(records)] == list(reversed(written))

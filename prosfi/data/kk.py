@@ -10,6 +10,7 @@ Formalisation: one premise per inhabitant, ``Knight x ↔ <claim>``; a knave is 
 from __future__ import annotations
 
 import ast as pyast
+import hashlib
 import itertools
 import random
 import re
@@ -334,8 +335,18 @@ def _check_statement(s: Any) -> Statement:
     return s
 
 
+def hub_record_id(rec: dict[str, Any]) -> str:
+    """The id of a `K-and-K/knights-and-knaves` record, from what it says (its people and quiz text): the same
+    record read from the hub (`prosfi data kk --hub`), from a local copy (`--file`) or as an eval spec
+    (`--data kkhub:FILE`) gets the same id, and two records never share one (the hub's train and test files
+    both number their records from 0, so neither position nor `index` identifies a problem)."""
+    digest = hashlib.sha256(str(rec["quiz"]).encode("utf-8")).hexdigest()[:10]
+    return f"kkhub-{len(rec['names'])}-{digest}"
+
+
 def problem_from_kk_record(rec: dict[str, Any], pid: str | None = None) -> Problem:
-    """Map one `K-and-K/knights-and-knaves` record to a Problem (premises from `statements`)."""
+    """Map one `K-and-K/knights-and-knaves` record to a Problem (premises from `statements`); its id is
+    `hub_record_id(rec)` unless `pid` is given (reasoning-gym's puzzles are numbered by their draw)."""
     for key in ("quiz", "names", "statements", "solution"):
         if key not in rec:
             raise ValueError(f"K&K record is missing field {key!r}")
@@ -347,7 +358,7 @@ def problem_from_kk_record(rec: dict[str, Any], pid: str | None = None) -> Probl
         for atom in _atoms(s):
             if not 0 <= atom < len(names):
                 raise ValueError(f"field 'statements': inhabitant index {atom} out of range")
-    pid = pid or f"kk-{len(names)}-{int(rec.get('index', 0)):04d}"
+    pid = pid or hub_record_id(rec)
     terms = rec.get("knight_knave_terms")  # reasoning-gym's metadata; else the quiz's own words
     roles = ((str(terms["knight"]), str(terms["knave"])) if isinstance(terms, dict) and terms.get("knight")
              and terms.get("knave") else roles_in_quiz(str(rec["quiz"])))
@@ -425,4 +436,4 @@ def load_kk_hub(people: int, split: str = "test", limit: int | None = None) -> l
     records = load_hub_records("K-and-K/knights-and-knaves", data_file)
     if limit is not None:
         records = records[:limit]
-    return [problem_from_kk_record(r, pid=f"kk-{people}-{i:04d}") for i, r in enumerate(records)]
+    return [problem_from_kk_record(r) for r in records]

@@ -313,7 +313,7 @@ def _kk_write(s: KKSettings) -> Loaded:
         from prosfi.data.hub import read_records
 
         records = read_records(s.file)[: s.limit]
-        problems = [kk.problem_from_kk_record(r, pid=f"kk-{len(r['names'])}-{i:04d}") for i, r in enumerate(records)]
+        problems = [kk.problem_from_kk_record(r) for r in records]
     elif s.hub:
         problems = kk.load_kk_hub(s.people, s.split, s.limit)
     else:
@@ -374,7 +374,7 @@ def _kkhub_spec(a: SpecArgs) -> Loaded:
         if a.limit is not None and counts.get(n, 0) >= a.limit:
             continue
         try:
-            p = kk.problem_from_kk_record(rec, pid=f"kkhub-{n}-{i:04d}")
+            p = kk.problem_from_kk_record(rec)
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             out.skipped.append((str(i), str(exc)))
             continue
