@@ -82,6 +82,13 @@ def test_a_registered_source_is_an_eval_spec(chains):
     assert [p.id for p in load_source("rule_chains:1", count=2, seed=3).problems] == [p.id for p in src.problems[:2]]
 
 
+def test_a_source_registered_after_import_is_listed_in_evals_help(chains, capsys):
+    """`prosfi eval --help` lists the specs registered when it runs, not those registered when eval was imported."""
+    with pytest.raises(SystemExit):
+        main(["eval", "--help"])
+    assert "chains:1..3" in " ".join(capsys.readouterr().out.split())
+
+
 def test_a_registered_source_is_a_recipe_dataset(chains):
     from prosfi.train.config import ProsfiScriptArguments, validate
 

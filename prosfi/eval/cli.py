@@ -22,7 +22,7 @@ from typing import Any
 from prosfi.configflags import Flags
 from prosfi.eval.endpoint import EndpointConfig
 from prosfi.eval.generate import GenerationConfig
-from prosfi.eval.sources import SPEC_HELP
+from prosfi.eval.sources import spec_help
 from prosfi.rewards.config import RewardConfig
 from prosfi.usage import UsageError, check_model_path, one_line, output_folder
 
@@ -40,7 +40,7 @@ EVAL_REWARD_FLAGS = Flags(RewardConfig, ("mode",), names={"mode": "--reward"},
 def add_source_arguments(parser: argparse.ArgumentParser, required: bool = False) -> None:
     """--data (repeatable), --count, --limit, --data-seed."""
     g = parser.add_argument_group("problems")
-    g.add_argument("--data", action="append", default=[], required=required, metavar="SPEC", help=SPEC_HELP)
+    g.add_argument("--data", action="append", default=[], required=required, metavar="SPEC", help=spec_help())
     g.add_argument("--count", type=int, default=100,
                    help="generated problems per difficulty for kk:/fol: specs (default: %(default)s)")
     g.add_argument("--limit", type=int, default=None,
@@ -108,7 +108,7 @@ def sources_from_args(args: argparse.Namespace, verifier=None):
     from prosfi.eval.sources import DEFAULT_SEED, load_sources
 
     if not args.data:
-        raise ValueError("--data: give at least one problem source. " + SPEC_HELP)
+        raise ValueError("--data: give at least one problem source. " + spec_help())
     if args.count < 1:
         raise ValueError(f"--count {args.count}: give at least 1 problem per difficulty")
     if args.limit is not None and args.limit < 1:

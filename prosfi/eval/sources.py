@@ -2,7 +2,7 @@
 
 The sources, their names and the loaders are registered once in `prosfi.data.sources` (the same names are
 `prosfi data` commands and recipe `dataset:` values; `proverqa_gen:hard` is `fol:hard`); this module parses a spec,
-loads the source's domains and tags each problem with its group. Spec grammar (repeatable; see `SPEC_HELP`):
+loads the source's domains and tags each problem with its group. Spec grammar (repeatable; see `spec_help()`):
 
     PATH.jsonl | jsonl:PATH      a problems JSONL (docs/data.md); group (problem.source, difficulty)
     kk:2..8 | kk:3 | kk:2,4      generated Knights & Knaves, `count` puzzles per number of people
@@ -42,15 +42,15 @@ from prosfi.data.problem import Problem
 from prosfi.data.sources import SpecError, folio_label_notes
 
 
-def _spec_help() -> str:
-    """`--data`'s help: every registered source's spec forms and the aliases (docs/eval.md says what each is)."""
+def spec_help() -> str:
+    """`--data`'s help: every source registered when it is asked (a command builds its parser at run time, so a
+    source registered after import is listed too), its spec forms and the aliases (docs/eval.md says what each is)."""
     forms = [form for s in registry.SOURCES.values() if s.read_spec for form in s.spec.split()]
     aliases = [f"{alias} = {name}" for alias, name in registry.ALIASES.items()]
     return (f"problem source, repeatable: {' '.join(forms)}" + (f" (aliases: {', '.join(aliases)})" if aliases else "")
             + "; docs/eval.md, Problem sources")
 
 
-SPEC_HELP = _spec_help()
 GROUP_KEY = "eval_group"  # Problem.extra key holding [source, difficulty] once a Source has loaded it
 DEFAULT_SEED = 20_261_201  # generated eval problems: a seed far from the training recipes' (0, 1, ...)
 
@@ -165,6 +165,5 @@ def overlap(problems: Sequence[Problem], training: Sequence[Problem]) -> list[st
     return [p.id for p in problems if content_key(p) in keys]
 
 
-__all__ = ["SPEC_HELP", "Source", "SpecError",
-           "all_problems", "content_key", "folio_label_notes", "group_of", "load_source", "load_sources", "overlap",
-           "parse_spec"]
+__all__ = ["Source", "SpecError", "all_problems", "content_key", "folio_label_notes", "group_of", "load_source",
+           "load_sources", "overlap", "parse_spec", "spec_help"]
