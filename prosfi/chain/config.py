@@ -111,6 +111,19 @@ class ChainConfig:
                   "(docs/quantity.md)."},
     )
 
+    quantity_off: str | None = field(
+        default=None,
+        metadata={"help": "Quantity chains: named rules switched off for an ablation, comma-separated (grounding, "
+                  "structure, insensitive, dependence, unused, collapse, merge, restatement, opaque, reference; "
+                  "docs/quantity.md). Unset: every rule on."},
+    )
+    quantity_reference: str | None = field(
+        default=None,
+        metadata={"help": "Quantity chains: `auto` judges the answer's composite against the problem's reference "
+                  "solution where it carries a trustworthy one, `off` never. Unset: the domain's default "
+                  "(auto; docs/quantity.md)."},
+    )
+
     def quantity_rules(self, base: Any) -> Any:
         """`base` (the domain's `QuantityRules`, e.g. `DEFAULT_RULES`) with the `quantity_*` fields set here
         (the tolerance keeps `base`'s other settings); `base` itself when none is set. The quantity chain
@@ -122,6 +135,10 @@ class ChainConfig:
             changes["tolerance"] = dataclasses.replace(base.tolerance, rel=float(self.quantity_rel_tol))
         if self.quantity_trials is not None:
             changes["trials"] = self.quantity_trials
+        if self.quantity_off is not None:
+            changes["off"] = self.quantity_off
+        if self.quantity_reference is not None:
+            changes["reference"] = self.quantity_reference
         return dataclasses.replace(base, **changes) if changes else base
 
     def __post_init__(self) -> None:
@@ -133,6 +150,10 @@ class ChainConfig:
         if rel is not None and not (isinstance(rel, (int, float)) and not isinstance(rel, bool)
                                     and math.isfinite(rel) and rel >= 0):
             raise ValueError(f"ChainConfig.quantity_rel_tol must be a finite number >= 0 or unset, got {rel!r}")
+        if any(getattr(self, f.name) is not None for f in dataclasses.fields(self) if f.name.startswith("quantity_")):
+            # the quantity settings are the quantity domain's to judge: once, here, not inside a batch
+            for check in _SETTINGS_CHECKS or _load_checks():
+                check(self)
         if not isinstance(self.min_steps, int) or self.min_steps < 0:
             raise ValueError(f"ChainConfig.min_steps must be an int >= 0, got {self.min_steps!r}")
         if not isinstance(self.max_dependencies, int) or self.max_dependencies < 1:
@@ -148,3 +169,20 @@ class ChainConfig:
 
 
 __all__ = ["UNCERTAIN_MODES", "ChainConfig"]
+
+
+# Checks a domain registers for the settings it reads from this config (`register_settings_check`): run once when
+# a ChainConfig is built, so `ChainConfig(quantity_trials=17)` fails there with the domain's own message.
+_SETTINGS_CHECKS: list = []
+
+
+def register_settings_check(check) -> None:
+    if check not in _SETTINGS_CHECKS:
+        _SETTINGS_CHECKS.append(check)
+
+
+def _load_checks() -> list:
+    import importlib
+
+    importlib.import_module("prosfi.domains.quantity.chain")  # registers its check; the domains sit above this layer
+    return _SETTINGS_CHECKS

@@ -175,25 +175,56 @@ def _symbol_pattern(symbol: str) -> str:
     return rf"(?:\d\s?|\d\s?[a-z]+/|\|\s?){re.escape(symbol)}(?![a-z0-9])"
 
 
+# a month name is a month where time words frame it ("in June", "the month of June", "June 5", "from May to
+# June"); elsewhere it may be a person ("June has 30 stickers" licenses no 30 days)
+_MONTH_BEFORE = re.compile(r"(?:\b(?:in|of|during|until|till|since|through|throughout|by|on|before|after|last|next|"
+                           r"this|every|each|early|late|mid|from|to|between|and|or|whole|entire|month)|-)\s*$",
+                           re.IGNORECASE)
+_MONTH_AFTER = re.compile(r"^(?:\s*\d|\s*,\s*\d|\s+(?:and|or|to|through|till|until)\s+[A-Z][a-z]+)")
+
+
 def _names_month(context: str, name: str) -> bool:
-    """Does the text name the month `name` (case-sensitively; "May" not where a sentence, a line or a quote
-    starts: "May I ...")?"""
-    for m in re.finditer(rf"(?<![A-Za-z0-9]){name}(?![A-Za-z0-9])", context):
+    """Does the text name the month `name` (case-sensitively, framed by time words: "in June", "June 5"; "May"
+    not where a sentence, a line or a quote starts: "May I ...")?"""
+    for m in re.finditer(rf"(?<![A-Za-z0-9]){name}(?![A-Za-z0-9'’])", context):
         before = context[:m.start()].rstrip(" \t")
-        if name != "May" or (before and before[-1] not in ".!?:;\n\"“'‘"):
+        if name == "May" and (not before or before[-1] in ".!?:;\n\"“'‘"):
+            continue
+        if _MONTH_BEFORE.search(before[-40:]) or _MONTH_AFTER.match(context[m.end():m.end() + 40]):
             return True
     return False
+
+
+# senses of a licence word that license nothing (docs/quantity.md, "Licences are typed"): a leg of a trip has no
+# feet, "both hands" doubles nothing counted, a "double-decker" is no doubling
+_OTHER_SENSES = (
+    re.compile(r"\blegs?\s+of\s+(?:the|a|an|his|her|their|its|this|that|our|my|your)?\s*(?:[a-z-]+\s+)?"
+               r"(?:trip|journey|race|tour|flight|relay|route|ride|drive|voyage|trek|hike|competition|tournament)\b"),
+    re.compile(r"\b(?:first|second|third|fourth|final|last|next|return|opening|closing)\s+legs?\b"),
+    re.compile(r"\bboth\s+(?:hands|feet|arms|legs|eyes|ears|sides|ends|ways)\b"),
+    re.compile(r"\b[a-z]+-(?:double|twice|triple|half|twin|pair)\b|\b(?:double|triple|half|twin|pair)-[a-z]+\b"),
+)
+
+
+def _one_sense(low: str) -> str:
+    for pattern in _OTHER_SENSES:
+        low = pattern.sub(" ", low)
+    return low
+
+
+# a one-letter unit symbol is read in its own case ("3 d" is days, "3D" is no unit); longer ones in any case
+_CASED = frozenset({"d", "h", "s"})
 
 
 @functools.lru_cache(maxsize=4096)
 def concepts(context: str) -> frozenset[str]:
     """The concepts of `CONCEPT_WORDS` and `MONTH_WORDS` the text names (cached: a batch asks about the same
     problems)."""
-    low = context.lower()
+    low = _one_sense(context.lower())
     found = set()
     for concept, (words, symbols) in CONCEPT_WORDS.items():
         if any(re.search(_word_pattern(w), low) for w in words) or \
-                any(re.search(_symbol_pattern(s), low, re.MULTILINE) for s in symbols):
+                any(re.search(_symbol_pattern(s), context if s in _CASED else low, re.MULTILINE) for s in symbols):
             found.add(concept)
     for concept, names in MONTH_WORDS.items():
         if any(_names_month(context, n) for n in names):
@@ -202,7 +233,7 @@ def concepts(context: str) -> frozenset[str]:
 
 
 def mentions_word(context: str, words: tuple[str, ...]) -> bool:
-    low = context.lower()
+    low = _one_sense(context.lower())
     return any(re.search(_word_pattern(w), low) for w in words)
 
 

@@ -25,8 +25,11 @@ from prosfi.usage import UsageError
 # most, and the quantity chain's rules (`eval` and `prm label` share those).
 REWARD_FLAGS = Flags(RewardConfig, ("mode",), names={"mode": "--reward"}, choices={"mode": REWARD_MODES})
 CHAIN_FLAGS = Flags(ChainConfig, ("max_dependencies", "max_steps", "uncertain"))
-QUANTITY_RULE_FLAGS = Flags(ChainConfig, ("quantity_max_ops", "quantity_rel_tol", "quantity_trials"),
-                            metavars={"quantity_max_ops": "N", "quantity_rel_tol": "X", "quantity_trials": "N"})
+QUANTITY_RULE_FLAGS = Flags(ChainConfig, ("quantity_max_ops", "quantity_rel_tol", "quantity_trials", "quantity_off",
+                                          "quantity_reference"),
+                            metavars={"quantity_max_ops": "N", "quantity_rel_tol": "X", "quantity_trials": "N",
+                                      "quantity_off": "RULES"},
+                            choices={"quantity_reference": ("auto", "off")})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,7 +67,8 @@ def chain_config_from_args(args: argparse.Namespace, **kwargs):
 
         config.quantity_rules(DEFAULT_RULES)  # the domain's own checks (e.g. trials in 0..16), now
     except (TypeError, ValueError) as exc:
-        said = {"quantity_max_ops": "max_ops", "quantity_rel_tol": "rel", "quantity_trials": "trials"}
+        said = {"quantity_max_ops": "max_ops", "quantity_rel_tol": "rel", "quantity_trials": "trials",
+                "quantity_off": "off", "quantity_reference": "reference"}
         flag = next((f"--{k.replace('_', '-')}" for k in kwargs if k in str(exc) or said.get(k, k) in str(exc)),
                     "chain flags")
         raise ValueError(f"{flag}: {exc}") from exc

@@ -21,14 +21,21 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from prosfi.chain import REJECTED, ChainConfig, ChainResult, StepResult
+from prosfi.chain.config import register_settings_check
 from prosfi.data.problem import Problem
 from prosfi.data.quant_gold import constant_context
+from prosfi.domains.quantity.composite import (Algebra, Collapse, Composite, Symbols, TooLarge, compose_expr,
+                                               compose_op, reciprocal_symbol, shifted_symbol, symbol)
+from prosfi.domains.quantity.opaque import asked, licence
+from prosfi.domains.quantity.reference import build as build_reference
+from prosfi.domains.quantity.reference import points as reference_points
 from prosfi.domains.quantity.answer import (QuantityAnswer, answer_tolerance, as_written, gold_value, matches,
                                             plain_gold)
 from prosfi.domains.quantity.steps import QuantityStep, claimed_value
@@ -49,6 +56,12 @@ MAX_BINDINGS = 8  # readings of a step's literals tried when several givens shar
 _SAME = 1e-9  # relative slack when a re-evaluation runs in floating point (sqrt, exp, trigonometry)
 
 
+# The named rules (docs/quantity.md, "Chain rules"), each switchable alone for ablations (`QuantityRules.off`).
+# Citations, recomputation, taint and the answer's check are the contract itself and cannot be switched off.
+RULE_NAMES = ("grounding", "structure", "insensitive", "dependence", "unused", "collapse", "merge", "restatement",
+              "opaque", "reference")
+
+
 @dataclass(frozen=True)
 class QuantityRules:
     """The quantity chain rules' knobs (defaults are the documented contract)."""
@@ -61,8 +74,28 @@ class QuantityRules:
                                    metadata={"help": "factor each cited value is scaled by to test it matters"})
     trials: int = field(default=4, metadata={"help": "random joint re-assignments of the givens the chain is "
                                              "re-evaluated under (grounding by dependence); 0 turns it off"})
+    off: frozenset = field(default=frozenset(), metadata={
+        "help": "named rules switched off, for ablations (docs/quantity.md, \"Chain rules\"): any of "
+                + ", ".join(RULE_NAMES)})
+    reference: str = field(default="auto", metadata={
+        "help": "the reference function (rule `reference`): `auto` judges the answer's composite against the "
+                "problem's reference solution where it carries a trustworthy one (generated physics and "
+                "GSM-Symbolic chains, a GSM8K solution whose equations hold); `off` never"})
 
     def __post_init__(self):
+        off = self.off
+        if isinstance(off, str):
+            off = [x.strip() for x in off.split(",") if x.strip()]
+        try:
+            off = frozenset(off)
+        except TypeError:
+            raise ValueError(f"QuantityRules.off must be rule names, got {self.off!r}") from None
+        unknown = sorted(str(x) for x in off if x not in RULE_NAMES)
+        if unknown:
+            raise ValueError(f"QuantityRules.off: unknown rule {', '.join(unknown)} (rules: {', '.join(RULE_NAMES)})")
+        object.__setattr__(self, "off", off)
+        if self.reference not in ("auto", "off"):
+            raise ValueError(f"QuantityRules.reference must be 'auto' or 'off', got {self.reference!r}")
         if not isinstance(self.max_ops, int) or self.max_ops < 0:
             raise ValueError(f"QuantityRules.max_ops must be an int >= 0, got {self.max_ops!r}")
         if not isinstance(self.trials, int) or not 0 <= self.trials <= 16:
@@ -70,6 +103,14 @@ class QuantityRules:
 
 
 DEFAULT_RULES = QuantityRules()
+
+
+def _check_settings(config: ChainConfig) -> None:
+    """ChainConfig's quantity_* keys, judged by these rules once when the config is built."""
+    config.quantity_rules(DEFAULT_RULES)
+
+
+register_settings_check(_check_settings)
 
 
 @dataclass(frozen=True)
@@ -119,6 +160,10 @@ class _Givens:
     bad: dict[str, str]
     context: str
     trials: list[dict[str, Value]]  # the givens re-assigned, one mapping per trial
+    syms: Symbols = None  # the composites' symbol table (docs/quantity.md, "Composites")
+    comps: dict = None  # given id -> its composite (one symbol)
+    reference: Any = False  # the reference function (prosfi.domains.quantity.reference), built on first use
+    points: list = field(default_factory=list)  # the exact re-assignments the reference is compared at
 
 
 class QuantityState:
@@ -150,8 +195,11 @@ class QuantityState:
             for gid, v in values.items():
                 if v.dimensionless and isinstance(v.mag, Fraction) and 0 < v.mag < 1:
                     fractions[v.mag] = fractions.get(v.mag, ()) + (gid,)
+            syms = Symbols(_seed(problem))
+            comps = {gid: symbol(syms.of(("given", gid), gid, "given")) for gid in values}
             hit = self.givens[id(problem)] = _Givens(problem, values, numbers, fractions, bad,
-                                                     constant_context(problem), _reassign(problem, values, trials))
+                                                     constant_context(problem), _reassign(problem, values, trials),
+                                                     syms, comps)
         return hit
 
     def problem_givens(self, problem: Problem) -> tuple[dict[str, Value], frozenset, dict[str, str], str]:
@@ -187,6 +235,11 @@ def _given_numbers(v: Value, written: str) -> set[Fraction]:
     return out
 
 
+def _seed(problem: Problem) -> int:
+    seed = hashlib.sha256(f"{problem.id}\x00{problem.question}".encode()).digest()
+    return int.from_bytes(seed[:8], "big")
+
+
 def _reassign(problem: Problem, values: dict[str, Value], n: int) -> list[dict[str, Value]]:
     """`n` joint re-assignments of the givens, seeded by the problem so scores are reproducible. Each given
     moves on its own grid: an integer to another integer, a number with d decimals to another with d decimals
@@ -194,8 +247,7 @@ def _reassign(problem: Problem, values: dict[str, Value], n: int) -> list[dict[s
     moves only off the grid is no zero); half the trials stay near (within ±25 %), half go wide (x 1/3 to 3),
     so an honest domain (`sqrt(g1 - g2)` with g1 > g2) mostly survives. Floating point: identities are read
     within `_SAME` (random points make a false identity vanishingly unlikely)."""
-    seed = hashlib.sha256(f"{problem.id}\x00{problem.question}".encode()).digest()
-    rng = random.Random(int.from_bytes(seed[:8], "big"))
+    rng = random.Random(_seed(problem))
     written = {str(g.get("id", "")): str(g.get("value", "")) for g in problem.givens}
     out = []
     for k in range(n):
@@ -267,6 +319,9 @@ class _Step:
     result: QuantityStepResult
     value: Value | None = None  # recomputed from the givens
     trials: tuple[Value | None, ...] = ()  # re-evaluated under each re-assignment
+    comp: Composite | None = None  # its composite (None: not built, the rules that need it are off)
+    merges: tuple = ()  # like terms it merged into a multiple no word states (forgiven by the reference)
+    reading: tuple = ()  # how its literals were read: (node id, number, owner) per literal read as a given
 
 
 class QuantityChainCheck:
@@ -298,11 +353,17 @@ class QuantityChainCheck:
         checked = self.state.outcomes.get(key)
         if checked is None or checked[0] is not self.problem:
             checked = self.state.outcomes[key] = (self.problem, self._check_steps(g))
-        checked = checked[1]
+        checked = list(checked[1])
+        established, why, by_reference = self._established(checked)
+        for k, c in enumerate(checked):  # like terms merged into a multiple no word states: only the reference's own
+            if c.merges and c.result.verified and not by_reference:
+                m = c.merges[0]
+                checked[k] = _Step(QuantityStepResult(
+                    c.result.id, REJECTED, f"merges like terms (composite): {m.term} counted {_show(m.multiple)} times, "
+                    "a multiple the problem does not state", backend="quant", guard="merge"))
         results = [c.result for c in checked]
         verified = [r.verified for r in results]
         all_verified = all(verified) and len(results) >= self.config.min_steps
-        established, why = self._established(checked)
         reason = ""
         if len(results) < self.config.min_steps:
             reason = f"{len(results)} step(s) given; min_steps is {self.config.min_steps}"
@@ -326,7 +387,7 @@ class QuantityChainCheck:
             if hit is None or hit[0] is not self.problem:
                 hit = self.state.outcomes[key] = (self.problem, self._step(i, step, index, g, checked))
             checked.append(hit[1])
-        if checked:  # every step on the dependency path of the last one
+        if checked and "unused" not in self.rules.off:  # every step on the dependency path of the last one
             needed = self._ancestors(len(self.steps) - 1, index)
             for i, c in enumerate(checked):
                 if i not in needed and c.result.verified:
@@ -398,7 +459,7 @@ class QuantityChainCheck:
         if len(refs) > cfg.max_dependencies:
             return res(REJECTED, f"cites {len(refs)} ids (max_dependencies {cfg.max_dependencies})")
         bindings, choices, why = self._literals(expr, g, set(refs))
-        if why:
+        if why and "grounding" not in rules.off:
             return res(REJECTED, why, "grounding")
         for d in refs:  # taint: a step is only as good as what it is built on
             j = index.get(d)
@@ -424,7 +485,7 @@ class QuantityChainCheck:
         ok, why = close_enough(true, claim, rules.tolerance)
         if not ok and not _rounded(true, claim, step):
             return res("invalid", why, DIMENSION if why.startswith("wrong unit") else "")
-        for d in refs:  # every cited value must matter (locally: the step's own expression)
+        for d in (refs if "insensitive" not in rules.off else ()):  # every cited value must matter (locally)
             unmoved = True
             for factor in (rules.perturbation, Fraction(7, 10), Fraction(5, 2), Fraction(2, 5)):
                 try:
@@ -439,25 +500,128 @@ class QuantityChainCheck:
             if unmoved:
                 return res(REJECTED, f"does not depend on {d} (grounding): the value stays {format_value(true)} "
                            f"whatever {d} is", "insensitive")
-        why = self._structure(step, expr, g, env, bindings[0][0] if bindings else None, i == len(self.steps) - 1)
+        why = "" if "structure" in rules.off else \
+            self._structure(step, expr, g, env, bindings[0][0] if bindings else None, i == len(self.steps) - 1)
         if why:
             return res(REJECTED, why, "grounding")
         trials: tuple[Value | None, ...] = ()
-        if rules.trials:
+        if rules.trials and "dependence" not in rules.off:
             # where several givens share a number, every reading must pass: never guess which one it is
-            for literals, trial_literals in bindings or [(None, [None] * rules.trials)]:
+            for literals, trial_literals, _ in bindings or [(None, [None] * rules.trials, ())]:
                 values = self._trial_values(step, expr, refs, g, index, earlier, trial_literals)
                 why, guard = self._dependence(i, step, expr, true, values, g, earlier)
                 if why:
                     return res(REJECTED, why, guard)
                 trials = trials or values  # later steps are re-evaluated with the first reading
-        return _Step(QuantityStepResult(step.id, "valid", "", backend="quant"), true, trials)
+        reading = tuple(bindings[0][2]) if bindings else ()
+        comp, why, guard, merges = self._composite(i, step, expr, refs, index, g, earlier, reading, env,
+                                                   bindings[0][0] if bindings else None, true)
+        if why:
+            return res(REJECTED, why, guard)
+        return _Step(QuantityStepResult(step.id, "valid", "", backend="quant"), true, trials, comp, merges, reading)
 
     def _compute(self, step: QuantityStep, expr: Expr | None, env: dict[str, Value],
                  literals: dict[int, Value] | None) -> Value:
         if expr is not None:
             return evaluate(expr, env, literals)
         return compute(env, op=step.op, args=step.args)
+
+    # ------------------------------------------------------------------ composites
+    def _composite(self, i: int, step: QuantityStep, expr: Expr | None, refs: list[str], index: dict[str, int],
+                   g: _Givens, earlier: list[_Step], reading: tuple, values: dict[str, Value],
+                   literals: dict | None, true: Value) -> tuple[Composite | None, str, str, tuple]:
+        """The step's composite and the composite rules (docs/quantity.md, "Composites"): (composite, why
+        rejected, guard, unlicensed merges). Nothing is built when every composite rule is off."""
+        off = self.rules.off
+        if {"collapse", "merge", "restatement", "opaque", "reference"} <= off:
+            return None, "", "", ()
+        env: dict[str, Composite] = {}
+        for d in refs:
+            if d in g.comps:
+                env[d] = g.comps[d]
+            else:
+                c = earlier[index[d]].comp
+                if c is None:
+                    return None, "", "", ()
+                env[d] = c
+        # a count or an amount of money never cancels; a physical formula may (the mass of a falling stone
+        # cancels from v = sqrt(2 g h), and its 2 and 1/2 are the formula's anyway)
+        counted = _is_counted(true)
+        alg = Algebra(g.syms, strict=counted)
+        try:
+            if expr is not None:
+                lits = {nid: _reading_composite(value, owner, g) for nid, value, owner in reading}
+                comp = compose_expr(alg, expr, env, lits)
+            else:
+                comp = compose_op(alg, step.op, [env[a] for a in step.args if a in env])
+        except Collapse as exc:
+            if "collapse" in off:
+                return None, "", "", ()
+            return None, f"collapses (composite): {exc}", "collapse", ()
+        except TooLarge as exc:
+            if "collapse" in off:
+                return None, "", "", ()
+            return None, f"composite too large to judge ({exc}): split the work into smaller steps", "collapse", ()
+        cited = [m for d in refs if d not in g.comps for m in env[d].merges]
+        new = list(comp.merges)
+        for m in cited:
+            if m in new:
+                new.remove(m)
+        merges = tuple(m for m in new if not _merge_licensed(m.multiple, g.context))
+        if "opaque" not in off:
+            seen = {id(o[2]) for d in refs if d not in g.comps for o in env[d].opaque}
+            for func, args, node in comp.opaque:
+                if id(node) in seen or node is None:
+                    continue
+                why = self._opaque(func, args, node, expr, i == len(self.steps) - 1, g, values, literals)
+                if why:
+                    return None, why, "opaque", ()
+        if "restatement" not in off:
+            if alg.is_constant(comp):
+                return None, (f"constant (composite): {step.id} is the same number whatever the givens are"), \
+                    "constant", ()
+            conversion = self._conversion(i, step, g)
+            for gid, c in g.comps.items():
+                if gid != conversion and alg.equal(comp, c):
+                    return None, f"restates {gid} (composite): {step.id} is {gid} as a function of the givens", \
+                        "restatement", ()
+            for j, e in enumerate(earlier):
+                if e.comp is not None and alg.equal(comp, e.comp):
+                    return None, (f"restates {self.steps[j].id} (composite): {step.id} is {self.steps[j].id} as a "
+                                  "function of the givens"), "restatement", ()
+        return comp, "", "", (merges if "merge" not in off else ())
+
+    def _opaque(self, func: str, args: tuple, node: Any, expr: Expr | None, last: bool, g: _Givens,
+                values: dict[str, Value], literals: dict | None) -> str:
+        """Rule 3: an opaque operator only in its licensed pattern, asked by the question's words."""
+        lic = licence(func)
+        if lic is None:
+            return ""  # a formula's function (sqrt, exp, sin, ...): judged as an atom, not licensed
+        shown = {"floordiv": "//", "mod": "%"}.get(func, func)
+        moving = [any(g.syms.kinds[s] in ("given", "atom") for s in a.symbols()) for a in args]
+        if not all(moving):
+            return f"{shown} of a number that no given moves (opaque): {lic.pattern}"
+        if not asked(lic, g.context):
+            return f"{shown} where the question does not ask for it (opaque): only {lic.pattern}"
+        if lic.last_step_only and (not last or expr is None or node is not expr):
+            return f"{shown} inside a step (opaque): only {lic.pattern}"
+        if func in ("floor", "ceil") and not any(m for m in args[0].den):  # a denominator that is a number
+            return f"{shown} of something that is no quotient (opaque): only {lic.pattern}"
+        if func in ("min", "max"):
+            if len(args) < 2:
+                return f"{shown} of one value (opaque): only {lic.pattern}"
+            try:
+                v = evaluate(node, values, literals)
+            except (QuantError, ArithmeticError, ValueError, OverflowError):
+                v = None
+            stated = next((gid for gid, x in g.values.items() if v is not None and same_value(x, v, Tolerance())), "")
+            if stated:
+                return f"{shown} whose value is {stated}'s number (opaque): a clamp to a stated number restates it"
+        if func == "abs":
+            signs = {c > 0 for c in args[0].num.values()}
+            if len(signs) < 2:
+                return f"abs of something that is no difference (opaque): only {lic.pattern}"
+        return ""
 
     # ------------------------------------------------------------------ literals
     def _literals(self, expr: Expr | None, g: _Givens, cited: set[str]) -> tuple[list, list, str]:
@@ -479,6 +643,9 @@ class QuantityChainCheck:
 
         choices: list[tuple[int, Fraction, tuple[str, ...]]] = []
         inside_pair: set[int] = set()
+        # the reciprocal of a fraction or percentage given (3 for "a third", 4 for 25 %) is that given only as a
+        # divisor (x / 3 is x * g): written as a factor or a term it is a new number, not the given
+        divisors = {id(n.right) for n in expr.walk() if isinstance(n, BinOp) and n.op == "/"}
         for node in expr.walk():
             if isinstance(node, BinOp) and node.op == "/" and isinstance(node.left, Num) and \
                     isinstance(node.right, Num) and node.right.value != 0:
@@ -493,6 +660,8 @@ class QuantityChainCheck:
             if allowed_constant(node.value, g.context) is not None:
                 continue  # a listed constant is the constant: a given of the same number is cited by id
             owners = owners_of(node.value)
+            if id(node) not in divisors and node.value > 1:  # 4 for 25 %, 3 for "a third": only x / 4, x / 3
+                owners = tuple(o for o in owners if not o.startswith("~"))
             if owners:
                 choices.append((id(node), node.value, owners))
             else:
@@ -510,7 +679,7 @@ class QuantityChainCheck:
             per_trial = []
             for trial in g.trials:  # a literal read from a given moves with it (a reciprocal one inversely)
                 per_trial.append({nid: Value(_read(value, o, g, trial)) for nid, value, o in reading})
-            out.append((base, per_trial))
+            out.append((base, per_trial, reading))
         return out, choices, ""
 
     def _structure(self, step: QuantityStep, expr: Expr | None, g: _Givens, env: dict[str, Value],
@@ -765,31 +934,136 @@ class QuantityChainCheck:
         return out
 
     # ------------------------------------------------------------------ the answer
-    def _established(self, checked: list[_Step]) -> tuple[bool, str]:
+    def _established(self, checked: list[_Step]) -> tuple[bool, str, bool]:
+        """(established, why not, whether the reference function was checked and matched)."""
         if not self.claim.ok:
-            return False, "no readable answer to establish"
+            return False, "no readable answer to establish", False
         if not self.establish:
-            return False, "answer not checked against the chain (known to be wrong)"
+            return False, "answer not checked against the chain (known to be wrong)", False
         if not checked:
-            return False, "no steps: the answer must be the value of the last step"
+            return False, "no steps: the answer must be the value of the last step", False
         last = checked[-1]
         if not last.result.verified or last.value is None:
-            return False, f"the last step {last.result.id} is not verified, so nothing establishes the answer"
+            return False, f"the last step {last.result.id} is not verified, so nothing establishes the answer", False
         tol = answer_tolerance(self.problem)
         gold = gold_value(self.problem)
         if gold is not None:
-            ok, why = _final_matches(gold, last.value, self.problem, tol)
+            ok, why = _final_matches(gold, last.value, self.problem, tol, _percent_number(self.steps[-1], self.state))
             if not ok:
                 return False, (f"answer: the last step {last.result.id} computes {format_value(last.value)}, "
-                               f"not the answer ({why})")
-            return True, ""
+                               f"not the answer ({why})"), False
+            if all(c.result.verified for c in checked):
+                why, matched = self._reference(checked, gold)
+                if why:
+                    return False, why, False
+                return True, "", matched
+            return True, "", False
         ok, why = matches(last.value, self.steps[-1].unit, self.claim, tol)
         if not ok:
-            return False, f"answer: the answer is not the value of the last step {last.result.id} ({why})"
-        return True, ""
+            return False, f"answer: the answer is not the value of the last step {last.result.id} ({why})", False
+        return True, "", False
+
+    def _reference(self, checked: list[_Step], gold: Value) -> tuple[str, bool]:
+        """Rule 5: the answer's composite against the reference solution's, at exact re-assignments of the
+        givens ("" and whether it was checked, or why not)."""
+        if "reference" in self.rules.off or self.rules.reference == "off":
+            return "", False
+        g = self.state.of(self.problem, self.rules.trials)
+        if g.reference is False:
+            try:
+                g.reference = build_reference(self.problem, g.values)
+            except Exception:  # noqa: BLE001 - a reference that cannot be read is no reference
+                g.reference = None
+            g.points = reference_points(self.problem, g.values, g.syms.seed) if g.reference else []
+        ref = g.reference
+        if ref is None:
+            return "", False
+        tight = Tolerance(rel=1e-6, abs_eps=0.0)
+        pct = _percent_number(self.steps[-1], self.state)
+        finals = []
+        for point in g.points:
+            try:
+                finals.append(self._run_at(point, checked))
+            except (QuantError, ArithmeticError, ValueError, OverflowError, TypeError, KeyError):
+                finals.append(None)
+        wanted = [ref.final(self.problem, g.values, point) for point in g.points]
+        first_miss = None
+        for r in range(len(wanted[0]) if wanted else 0):  # one reading of the reference must hold at every point
+            compared, ok = 0, True
+            for k, point in enumerate(g.points):
+                w = self._as_gold(wanted[k][r], ref, gold)
+                if w is None:
+                    continue  # the reference breaks there (a math error): no evidence either way
+                if finals[k] is None or not _final_matches(w, finals[k], self.problem, tight, pct)[0]:
+                    ok = False
+                    if first_miss is None:
+                        first_miss = (point, finals[k], w)
+                    break
+                compared += 1
+            if ok and compared:
+                return "", True
+        if first_miss is None:
+            return "", False
+        point, final, w = first_miss
+        moved = ", ".join(f"{k}={format_value(v)}" for k, v in list(point.items())[:4])
+        return (f"answer: the chain computes another function of the givens than the reference solution "
+                f"(reference): at {moved} it gives {format_value(final) if final is not None else 'an error'}, "
+                f"the reference {format_value(w)}"), False
+
+    @staticmethod
+    def _as_gold(w: Any, ref: Any, gold: Value) -> Value | None:
+        """A reference value as a gold: a Value as is, a plain number (a solution's) in the gold's unit."""
+        if w is None or isinstance(w, Value):
+            return w
+        if not ref.base:
+            return None
+        mag = gold.mag * Fraction(w) / ref.base if isinstance(gold.mag, Fraction) else \
+            float(gold.mag) * float(w) / float(ref.base)
+        return Value(mag, gold.dims, gold.unit)
+
+    def _run_at(self, point: dict[str, Value], checked: list[_Step]) -> Value:
+        """The chain's final value with the givens at `point`, exactly (its literals read as givens move)."""
+        env: dict[str, Value] = dict(point)
+        last = None
+        for step, c in zip(self.steps, checked):
+            expr = self.state.expr(step.expr) if step.expr is not None else None
+            lits = {}
+            for nid, value, owner in c.reading:
+                gid = owner.lstrip("~-+")
+                old, new = Fraction(self.state.of(self.problem, self.rules.trials).values[gid].mag), \
+                    Fraction(point[gid].mag)
+                if owner[0] == "-":
+                    lits[nid] = Value(1 - new)
+                elif owner[0] == "+":
+                    lits[nid] = Value(1 + new)
+                elif owner[0] == "~":
+                    lits[nid] = Value(value * old / new)
+                else:
+                    lits[nid] = Value(value * new / old if old else value)
+            if expr is not None:
+                index = {s.id: k for k, s in enumerate(self.steps)}
+                local = {d: env[d] for d in self._refs(step, index) if d in env}
+                last = evaluate(expr, local, lits)
+            else:
+                last = compute(env, op=step.op, args=step.args)
+            env[step.id] = last
+        return last
 
 
-def _final_matches(gold: Value, final: Value, problem: Problem, tol: Tolerance) -> tuple[bool, str]:
+def _percent_number(step: QuantityStep, state: QuantityState) -> bool:
+    """Does the last step write a percent number (`part / whole * 100`)? Only then is a dimensionless final
+    value read as the percent number of a percentage gold; else it is the fraction (a final 0.6 for a 0.6 %
+    gold is 60 %, 100 times too much)."""
+    if step.expr is None:
+        return False
+    expr = state.expr(step.expr)
+    if isinstance(expr, QuantError):
+        return False
+    return any(isinstance(f, Num) and f.value == 100 and not inv for f, inv in _product_factors(expr))
+
+
+def _final_matches(gold: Value, final: Value, problem: Problem, tol: Tolerance,
+                   percent_number: bool = True) -> tuple[bool, str]:
     """The chain's recomputed final value against the gold, in the gold's unit, with one tolerance: a
     temperature relative to its size in the gold's own scale (40 °C, not 313 K: 5 % is 2 °C), and for a
     percentage either the fraction (0.6) or the percent number (60, `part / whole * 100`)."""
@@ -810,7 +1084,7 @@ def _final_matches(gold: Value, final: Value, problem: Problem, tol: Tolerance) 
             return False, f"wrong unit: a plain number, got {format_value(final)}"
         final = as_written(final)  # a plain gold (a GSM8K count) is the number the chain shows: 18 USD -> 18
     ok, why = close_enough(gold, final, tol)
-    if not ok and unit.strip() in ("percent", "%") and final.dimensionless:
+    if not ok and unit.strip() in ("percent", "%") and final.dimensionless and percent_number:
         ok = close_enough(Value(gold.mag * 100 if isinstance(gold.mag, Fraction) else float(gold.mag) * 100),
                           final, tol)[0]
     return ok, why
@@ -846,6 +1120,45 @@ def _rounded(true: Value, claim: Value, step: QuantityStep) -> bool:
     except (QuantError, OverflowError, TypeError):
         return False
     return abs(x - c) <= 0.5 * 10.0 ** -decimals * (1 + 1e-9) and abs(x - c) <= 0.005 * abs(x)
+
+
+_COMPARATIVE = re.compile(
+    r"\b(?:more|fewer|less|older|younger|taller|shorter|longer|heavier|lighter|cheaper|bigger|smaller|higher|lower|"
+    r"faster|slower|farther|further|greater|larger)\s+(?:[a-z$'-]+\s+){0,3}?than\b|\bas (?:many|much)\b|"
+    r"\bthe same\b", re.IGNORECASE)
+
+
+def _is_counted(v: Value) -> bool:
+    """A count or an amount of money (plain or USD), as opposed to a physical quantity."""
+    if _COUNTED is None:
+        _counted(Num("1", Fraction(1)), {}, None)
+    return v.dims in _COUNTED
+
+
+def _merge_licensed(multiple: Fraction, context: str) -> bool:
+    """Like terms merged into `multiple` are stated when a word multiple says so ("twice"), or when the
+    question defines quantities by comparison ("5 more than Bob", "20% more shirts than in May", "as many as"): each comparison
+    counts its base once more in a total, so n comparisons license a multiple of at most n + 1."""
+    if is_licensed_multiple(multiple, context):
+        return True
+    return multiple.denominator == 1 and 2 <= multiple <= 1 + len(_COMPARATIVE.findall(context))
+
+
+def _reading_composite(literal: Fraction, owner: str, g: "_Givens") -> Composite:
+    """A literal the grounding read as a given, as a composite: the given scaled (120 for "120 km" is the
+    given; 25 for "25%" is 100 times it), its reciprocal (3 in `x / 3` for "a third"), or its complement or
+    growth factor (0.75 for "25% off", 1.15 for "a 15% tip")."""
+    gid = owner.lstrip("~-+")
+    i = g.syms.of(("given", gid), gid, "given")
+    if owner[0] == "-":
+        return shifted_symbol(i, -1)
+    if owner[0] == "+":
+        return shifted_symbol(i, 1)
+    base = g.values[gid].mag
+    base = Fraction(base) if not isinstance(base, Fraction) else base
+    if owner[0] == "~":
+        return reciprocal_symbol(i, literal * base)
+    return symbol(i, literal / base if base else Fraction(1))
 
 
 def _read(literal: Fraction, owner: str, g: "_Givens", trial: dict) -> Any:
