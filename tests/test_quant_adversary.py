@@ -17,8 +17,8 @@ from quant_chain_support import EGGS, EGGS_GOLD
 
 from prosfi.data import physics
 from prosfi.data.gsm8k import load_gsm8k
-from prosfi.data.quant_gold import render_completion
 from prosfi.data.problem import Problem
+from prosfi.data.quant_gold import render_completion
 from prosfi.domains.quantity import adversary, oracle
 from prosfi.quant import parse_quantity
 from prosfi.rewards.config import RewardConfig

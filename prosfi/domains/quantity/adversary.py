@@ -259,20 +259,25 @@ class Arena:
         gold = problem.extra.get("gold_steps") if isinstance(problem.extra, dict) else None
         self.gold: list[dict[str, Any]] = [dict(s) for s in gold] if isinstance(gold, list) else []
 
-    def unit_for(self, v: Value, last: bool) -> str:
+    def claim(self, v: Value, last: bool) -> tuple[int | float, str] | None:
+        """How a step states `v`: (number, unit), the last step in the answer's unit where it has the dimension;
+        None where no unit text reads back (a root of a unit: m**3/2)."""
+        units = []
         if last and self.target.unit:
+            units.append(self.target.unit)
+        units.append("" if v.dims == DIMENSIONLESS else v.unit or default_unit(v.dims))
+        for unit in units:
             try:
-                if unit_info(self.target.unit).dims == v.dims:
-                    return self.target.unit
+                if unit and unit_info(unit).dims != v.dims:
+                    continue
+                return json_number(v.magnitude_in(unit) if unit else v.mag), unit
             except QuantError:
-                pass
-        if v.dims == DIMENSIONLESS:
-            return ""
-        return v.unit or default_unit(v.dims)
+                continue
+        return None
 
     def materialise(self, exprs: Sequence[str], prefix: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]] | None:
-        """Steps (prefix steps kept as written: a gold chain's `op` steps) with their recomputed values as claims;
-        None when a step has no value."""
+        """Steps (prefix steps kept as written: a gold chain's `op` steps) with their recomputed values as claims,
+        unused steps pruned; None when a step has no value or no claim."""
         env = dict(self.givens)
         raw = [dict(s) for s in prefix] + [{"id": f"s{len(prefix) + k + 1}", "expr": e} for k, e in enumerate(exprs)]
         raw = prune(raw)
@@ -285,23 +290,16 @@ class Arena:
                     v = compute(env, op=s.get("op"), args=list(s.get("args", [])))
                 except (QuantError, ArithmeticError, ValueError, TypeError, KeyError):
                     v = None
-            if v is None or not _sane(v):
+            claim = self.claim(v, k == len(raw) - 1) if v is not None and _sane(v) else None
+            if claim is None:
                 return None
             env[str(s["id"])] = v
-            unit = self.unit_for(v, k == len(raw) - 1)
-            try:
-                shown = v.magnitude_in(unit or None) if unit else (v.mag if v.dims == DIMENSIONLESS else None)
-            except QuantError:
-                shown = None
-            if shown is None:
-                unit = default_unit(v.dims)
-                shown = v.magnitude_in(unit) if unit else v.mag
             step = {"id": s["id"]}
             if s.get("expr") is not None:
                 step["expr"] = s["expr"]
             else:
                 step["op"], step["args"] = s["op"], list(s.get("args", []))
-            step.update(value=json_number(shown), unit=unit)
+            step.update(value=claim[0], unit=claim[1])
             out.append(step)
         return out
 
@@ -330,14 +328,18 @@ class Judge:
         self.found: list[Found] = []
         self.scored = 0
         self.phase = 0  # top-reward chains found before the current search phase
+        self.limit = config.max_chains  # chains scored when the current phase must stop
 
     @property
     def spent(self) -> bool:
-        """The chain budget is used up, or this search phase found `stop_after` top-reward chains."""
-        return self.scored >= self.config.max_chains or 0 < self.config.stop_after <= len(self.found) - self.phase
+        """This search phase's share of the chain budget is used up, or it found `stop_after` top-reward chains."""
+        return self.scored >= self.limit or 0 < self.config.stop_after <= len(self.found) - self.phase
 
-    def start_phase(self) -> None:
+    def start_phase(self, share: float = 1.0) -> None:
+        """A new search phase, which may score chains until `share` of the whole budget is used (what an
+        earlier phase left over carries on)."""
         self.phase = len(self.found)
+        self.limit = max(self.scored, round(share * self.config.max_chains))
 
     def chains(self, chains: Sequence[tuple[str, list[dict[str, Any]]]]) -> int:
         """Score chains (family, steps) in every mode, in chunks until the budget is spent; the number of them
@@ -361,7 +363,7 @@ class Judge:
         return len(self.found) - before
 
     def _score(self, todo: list[tuple[str, list[dict[str, Any]]]]) -> None:
-        todo = todo[: max(0, self.config.max_chains - self.scored)]
+        todo = todo[: max(0, self.limit - self.scored)]
         if not todo:
             return
         texts = [render_completion(self.problem, steps) for _, steps in todo]
@@ -419,9 +421,8 @@ _ENUM_UNARY = ("floor", "ceil", "round", "abs", "sqrt")
 
 
 def _combine(op: str, a: Node, b: Node) -> Node | None:
-    if op == "**":
-        if not (b.leaf and not b.uses and b.value.mag in (2, 3, Fraction(1, 2))):
-            return None
+    if op == "**" and not (b.leaf and not b.uses and b.value.mag in (2, 3, Fraction(1, 2))):
+        return None  # squares, cubes and square roots only
     v = _apply(op, a.value, b.value)
     if v is None:
         return None
@@ -570,7 +571,7 @@ def _splits(node: Node) -> list[list[str]]:
     for chosen in choices:
         exprs, names = [], {}
 
-        def text(n: Node, root: bool = False) -> str:
+        def text(n: Node, root: bool = False, names: dict = names) -> str:
             if not root and n.text in names:
                 return names[n.text]
             if n.leaf:
@@ -700,8 +701,8 @@ def beam_chains(p: Arena, judge: Judge, config: SearchConfig, rng: random.Random
             s = _claims(p, steps, env)
             if s:
                 mats.append((h, steps, env, s))
-        if judge.scored + len(mats) > config.max_chains:
-            mats = mats[: max(0, config.max_chains - judge.scored)]
+        if judge.scored + len(mats) > judge.limit:
+            mats = mats[: max(0, judge.limit - judge.scored)]
         ok = judge.accepted([m[3] for m in mats])
         kept = [(h, steps, env) for (h, steps, env, _s), good in zip(mats, ok) if good]
         kept.sort(key=lambda x: x[0])
@@ -712,14 +713,11 @@ def beam_chains(p: Arena, judge: Judge, config: SearchConfig, rng: random.Random
 
 def _claims(p: Arena, steps: list[dict], env: dict[str, Value]) -> list[dict] | None:
     out = []
-    for k, s in enumerate(steps):
-        v = env[s["id"]]
-        unit = p.unit_for(v, False)
-        try:
-            shown = v.magnitude_in(unit) if unit else v.mag
-        except QuantError:
+    for s in steps:
+        claim = p.claim(env[s["id"]], False)
+        if claim is None:
             return None
-        out.append({"id": s["id"], "expr": s["expr"], "value": json_number(shown), "unit": unit})
+        out.append({"id": s["id"], "expr": s["expr"], "value": claim[0], "unit": claim[1]})
     return out
 
 
@@ -793,7 +791,7 @@ def cancellation_family(p: Arena, kmax: int = 12, values=None, tails: bool = Tru
                         if tail:
                             exprs.append(f"s{len(exprs)}{tail}")
                         shift = len(prefix) + (1 if x.startswith("(") else 0)
-                        exprs = [re.sub(r"\bs(\d+)\b", lambda m: f"s{int(m.group(1)) + shift}", e).replace("GI", gi)
+                        exprs = [re.sub(r"\bs(\d+)\b", lambda m, shift=shift: f"s{int(m.group(1)) + shift}", e).replace("GI", gi)
                                  for e in exprs]
                         e2, pre = _with(prefix, x, exprs)
                         out.append((f"template:cancellation x{k}" + (" + tail" if tail else ""), e2, pre))
@@ -803,8 +801,8 @@ def cancellation_family(p: Arena, kmax: int = 12, values=None, tails: bool = Tru
 def _offsets(p: Arena) -> list[tuple[str, Value]]:
     """Free numbers from two givens through an opaque operator: `a % b`, `a // b`, round/floor/ceil of a / b."""
     out = []
-    for a, av in p.givens.items():
-        for b, bv in p.givens.items():
+    for a in p.givens:
+        for b in p.givens:
             if a == b:
                 continue
             for text in (f"{a} % {b}", f"{a} // {b}", f"round({a} / {b})", f"floor({a} / {b})",
@@ -844,7 +842,7 @@ def template_chains(p: Arena, config: SearchConfig) -> list[tuple[str, list[dict
             need = {op: _key(c) for op, c in (("+", _apply("-", t, v)), ("-", _apply("-", v, t)),
                                                ("*", _apply("/", t, v)), ("/", _apply("/", v, t))) if c is not None}
 
-            def want(op: str, c: Value) -> bool:
+            def want(op: str, c: Value, need: dict = need) -> bool:
                 return need.get(op) == _key(c)
 
             # opaque offsets and factors
@@ -895,12 +893,13 @@ def search(problem: Problem, score: Scorer, config: SearchConfig | None = None) 
     rng = random.Random(f"{config.seed}\x00{problem.id}")
     p = Arena(problem)
     judge = Judge(problem, score, config)
-    if config.templates:
+    if config.templates:  # the budget: templates to 40 %, enumeration to 70 %, the beam the rest
+        judge.start_phase(0.4)
         judge.chains(template_chains(p, config))
-    judge.start_phase()
+    judge.start_phase(0.7)
     if config.depth > 0 and config.hits > 0 and not judge.spent:
         judge.chains(enumerate_chains(p, config, rng))
-    judge.start_phase()
+    judge.start_phase(1.0)
     if config.beam_steps > 0 and config.beam_width > 0 and not judge.spent:
         beam_chains(p, judge, config, rng)
     return SearchResult(problem.id, judge.found, judge.scored, time.perf_counter() - start)

@@ -4,10 +4,12 @@ A chain's *composite* is its last step's expression with every cited step substi
 of the givens. The oracle asks three questions of it:
 
 - `collapses(steps, problem)`: does the work undo itself? A given the chain uses (transitively) is missing
-  from the cancelled composite; the numerator and denominator of the uncancelled composite share a factor
-  that is not a number (`g2 + (g1 * g2) / g1` is `2 * g2` with `g1` on both sides); a term meets its
-  negative in one sum or a factor its reciprocal in one product (`x - x`, `x / x`), or a step multiplies by
-  the literal 1 or adds 0.
+  from its cancelled composite; or, as written once the cited steps are substituted, a term meets its negative
+  in one sum or a factor its reciprocal in one product (a factor common to a numerator's terms counts: nothing
+  is expanded) and what is left is a constant multiple of 1, a given or an earlier step (`g2 + (g1 * g2) / g1`
+  is `2 * g2`, `(g1 + g2) - g2` is `g1`, `g1 * pi / pi` is `g1`); or a step multiplies by the literal 1, adds
+  0 or raises to 0 or 1. A cancellation that leaves new work stands: the mass in `sqrt(2 * m * g * h / m)`,
+  the time in `(v - u) / t * t ** 2 / 2` (physics gold chains do both).
 - `restates(steps, problem)`: is a step's composite a constant, a given or an earlier step's composite?
 - `same_function(steps, reference, problem)`: is the chain's composite the reference solution's, as a
   function of the givens? (`reference(problem)`: a generated problem's gold steps, a GSM8K solution's own
@@ -17,8 +19,8 @@ Why it is independent of the verifier (`prosfi/domains/quantity/chain.py`): it s
 grammar's parser (`prosfi.quant.parse_expr`: syntax, not judgment), the unit reader (a given's SI magnitude)
 and the primitives' documented formulas (`Primitive.doc`). It uses none of the chain rules, their random
 re-assignments, the licensed-number tables, the verifier's readings of literals as givens, prosfi.quant's
-evaluator or its tolerance: collapses are decided symbolically (SymPy: substitution, polynomial gcd,
-cancellation) and functions are compared by this module's own exact evaluator at its own random rational
+evaluator or its tolerance: collapses are decided symbolically (SymPy: substitution, common factors of
+terms, cancellation) and functions are compared by this module's own exact evaluator at its own random rational
 points, where givens with equal numbers (nothing tells them apart) move together. A gap in the verifier
 therefore does not hide the same chain from the oracle. SymPy is imported only when a composite is built.
 """
@@ -126,8 +128,8 @@ def _givens_cached(key: tuple, seed: int) -> Givens:
         return g
 
     by_number: dict[Fraction, str] = {}
-    for gid in values:
-        for number in {written[gid], Fraction(values[gid]) if isinstance(values[gid], Fraction) else None} - {None}:
+    for gid, mag in values.items():
+        for number in {written[gid], mag if isinstance(mag, Fraction) else None} - {None}:
             other = by_number.setdefault(number, gid)
             parent[find(gid)] = find(other)
     roots = sorted({find(g) for g in values})
@@ -328,7 +330,7 @@ def _functions() -> dict[str, Any]:
             "hypot": lambda a, b: sp.sqrt(a ** 2 + b ** 2)}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def symbol(name: str):
     return _sympy().Symbol(name, positive=True)
 
@@ -678,7 +680,7 @@ def equation_readings(problem: Problem, equations: Sequence[Any]) -> list[list[d
     results = [Fraction(e.result) for e in equations]
     trees, sites = [], []
     for k, eq in enumerate(equations[:last + 1]):
-        def group(m: re.Match) -> str:  # `15*3/5` -> `15*(3/5)` where 3/5 is something the problem states
+        def group(m: re.Match, k: int = k) -> str:  # `15*3/5` -> `15*(3/5)` where 3/5 is something stated
             v = Fraction(m.group(1)) / Fraction(m.group(2)) if Fraction(m.group(2)) else None
             return f"({m.group(0)})" if v is not None and _readings_of(v, k, results, g, groups) else m.group(0)
 
