@@ -628,6 +628,7 @@ def _number_text(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"({x.numerator}/{x.denominator})"
 
 
+ALWAYS_LITERALS = frozenset({Fraction(0), Fraction(1), Fraction(2), Fraction(1, 2)})  # numbers, not givens
 _PAIR = re.compile(r"(?<![\w.)/])(\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)(?![\w.(]|\s*\*\*)")
 
 
@@ -664,8 +665,9 @@ def equation_readings(problem: Problem, equations: Sequence[Any]) -> list[list[d
     """A worked solution's equations as step lists over the givens, the answer last: each literal (or literal
     pair `a/b`, such as 3/5 for "three-fifths") read as an earlier result with its value (latest first), else
     as the given(s) stating it (givens sharing a number are one), else as a constant; a given's reciprocal,
-    complement or growth factor are further readings (`x / 2` for "half of x"). The first reading takes the
-    first choice everywhere; the others (at most `MAX_READINGS`) the other choices, fewest changes first."""
+    complement or growth factor are further readings (`x / 2` for "half of x"), and 0, 1, 2 and 1/2 may be
+    constants too (a stated number never is: 16 - 3 - 4 is never 9). The first reading takes the first
+    choice everywhere; the others (at most `MAX_READINGS`) the other choices, fewest changes first."""
     answer = _answer_number(problem)
     if answer is None:
         return []
@@ -700,7 +702,9 @@ def equation_readings(problem: Problem, equations: Sequence[Any]) -> list[list[d
         for node in tree.walk():
             if isinstance(node, Num):
                 choice = _readings_of(node.value, k, results, g, groups)
-                sites.append((k, id(node), choice + [_number_text(node.value)]))
+                if not choice or node.value in ALWAYS_LITERALS:  # a stated number is never read as a constant
+                    choice.append(_number_text(node.value))
+                sites.append((k, id(node), choice))
     picks = [tuple(0 for _ in sites)]
     for n_dev in range(1, len(sites) + 1):
         for where in itertools.combinations(range(len(sites)), n_dev):
