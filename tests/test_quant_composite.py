@@ -101,11 +101,13 @@ def test_a_cancellation_across_two_steps_earns_no_top_reward(mode):
     assert r.reward < 1.0 and "collapse" in r.reason
 
 
-def test_switching_the_rule_off_lets_the_cancellation_through():
-    """The ablation switch works alone: the cancellation is what the `collapse` rule, and only it, stops."""
-    chain = ChainConfig(quantity_off="collapse")
-    r = _reward(BOXES, [step("s1", "g1 * g2", 24), step("s2", "g2 + s1 / g1", 8)], "8", chain=chain)
-    assert r.reward == 1.0
+def test_switching_the_rules_off_lets_the_cancellation_through():
+    """The ablation switches work alone: with `collapse` off, the cancellation's merge (g2 + g2) still stops
+    it; with `merge` off too it earns the top, so these two rules, and only they, stop it."""
+    steps = [step("s1", "g1 * g2", 24), step("s2", "g2 + s1 / g1", 8)]
+    r = _reward(BOXES, steps, "8", chain=ChainConfig(quantity_off="collapse"))
+    assert r.reward < 1.0 and "merges like terms" in r.reason
+    assert _reward(BOXES, steps, "8", chain=ChainConfig(quantity_off="collapse,merge")).reward == 1.0
 
 
 @pytest.mark.parametrize("mode", MODES)

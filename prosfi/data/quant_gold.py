@@ -808,6 +808,16 @@ def _ground(chain: GoldChain, tokens: list[tuple[str, Any]], result: Fraction, m
 _CHAIN_RULES: Any = None
 
 
+def _chain_rules() -> Any:
+    """The registered rules; the quantity domain is loaded on first use, so gold chains never depend on whether
+    a caller happened to import it first (they did: 43 gold chains of the test fixtures without it, 42 with)."""
+    if _CHAIN_RULES is None:
+        import importlib
+
+        importlib.import_module("prosfi.domains.quantity")  # calls use_chain_rules
+    return _CHAIN_RULES
+
+
 def use_chain_rules(domain: Any) -> None:
     """Build and keep gold chains only as `domain` (parse_trace, parse_answer, answer_correct, check_chain)
     scores them at the top level."""
@@ -820,7 +830,7 @@ def _rules_accept(problem: Problem, chain: GoldChain):
     the step last): '' when they verify it, else `rules: <guard>: <reason>`. Gold chains are built only from
     steps the rules accept, so an unstated offset (`x + 1`) or multiple (`x * 2` with no "twice") is looked
     for elsewhere (a given "one liter") or the record gets no gold."""
-    domain = _CHAIN_RULES
+    domain = _chain_rules()
     if domain is None:
         return None
 
@@ -836,8 +846,13 @@ def _rules_accept(problem: Problem, chain: GoldChain):
     return accept
 
 
+_TIMES_ONE = re.compile(r"\s*\*\s*\(1\)(?![\w.(])")
+
+
 def _step_dict(key: str, tokens, v, shown) -> dict[str, Any]:
-    return {"id": key, "expr": render_tokens(tokens), "value": json_number(shown), "unit": "" if v.dimensionless else v.unit}
+    # `x 100%` read as `* (100/100)` is a factor 1, which does nothing: the chain rules refuse it, so it is dropped
+    expr = _TIMES_ONE.sub("", render_tokens(tokens))
+    return {"id": key, "expr": expr, "value": json_number(shown), "unit": "" if v.dimensionless else v.unit}
 
 
 def _split_long_sums(equations: Sequence[tuple[str, Fraction, Any]]) -> list[tuple[str, Fraction, Any]]:
@@ -989,7 +1004,7 @@ def build_chain(problem: Problem, equations: Sequence[tuple[str, Fraction, Any]]
     steps = []
     for s in kept:
         v = s["value"]
-        steps.append({"id": names[s["key"]], "expr": render_tokens(s["tokens"], names),
+        steps.append({"id": names[s["key"]], "expr": _TIMES_ONE.sub("", render_tokens(s["tokens"], names)),
                       "value": json_number(s["shown"]), "unit": "" if v.dimensionless else v.unit})
     return Built(steps, "", unit)
 
@@ -1011,7 +1026,7 @@ def few_shot_examples(k: int) -> list[tuple[Problem, str]]:
 def rules_issue(problem: Problem) -> str:
     """'' when the problem's gold chain earns the top reward under the quantity domain's own chain rules,
     else why not (`rules: <guard>: <reason>` of the first step they refuse): a built chain is kept only then."""
-    domain = _CHAIN_RULES
+    domain = _chain_rules()
     if domain is None:
         return ""  # no domain registered its rules (see `use_chain_rules`): the chain is kept unchecked
     text = gold_completion(problem)

@@ -293,6 +293,19 @@ def fraction_literals(text: str) -> list[tuple[str, Fraction]]:
 
 
 @functools.lru_cache(maxsize=8192)
+def group_fractions(text: str) -> str:
+    """`15*3/5` -> `15*(3/5)` for every literal pair that denotes a fraction wherever it stands (same value),
+    so the pair is one node a given "three-fifths" can be read into."""
+    pairs = fraction_literals(text)
+    if not pairs:
+        return text
+    for pair, _ in pairs:
+        a, b = pair.split("/")
+        text = re.sub(rf"(?<![\w.]){re.escape(a)}\s*/\s*{re.escape(b)}(?![\w.])", f"({a}/{b})", text, count=1)
+    return text
+
+
+
 def _parse_cached(text: str) -> Expr:
     try:
         return _Parser(text.translate(_TRANSLATE).replace("^", "**")).parse()
@@ -315,6 +328,6 @@ def parse_expr(text: str) -> Expr:
         raise
 
 
-__all__ = ["Expr", "Num", "Name", "Unary", "BinOp", "Call", "FUNCTIONS", "parse_expr", "fraction_literals",
+__all__ = ["Expr", "Num", "Name", "Unary", "BinOp", "Call", "FUNCTIONS", "parse_expr", "fraction_literals", "group_fractions",
            "MAX_EXPR_CHARS",
            "MAX_DEPTH", "MAX_NODES"]

@@ -42,7 +42,7 @@ from prosfi.domains.quantity.steps import QuantityStep, claimed_value
 from prosfi.quant import QuantError, Tolerance, close_enough, evaluate, parse_expr, parse_quantity
 from prosfi.quant.check import compute
 from prosfi.quant.evaluate import CONSTANTS
-from prosfi.quant.expr import BinOp, Call, Expr, Name, Num, Unary, fraction_literals
+from prosfi.quant.expr import BinOp, Call, Expr, Name, Num, Unary, group_fractions
 from prosfi.quant.licensed import (ALLOWED_CONSTANTS, allowed_constant, is_licensed_multiple, is_licensed_offset,
                                     mentions_word, multiple_word)
 from prosfi.quant.tolerance import relative_ok
@@ -50,7 +50,8 @@ from prosfi.quant.units import Value, format_number, format_value, parse_number,
 
 # guard names carried by step results (`guard`), so eval can count dimension errors and grounding failures
 DIMENSION = "dimension"
-GROUNDING_GUARDS = ("grounding", "literal_only", "insensitive", "restatement", "constant", "unused_step")
+GROUNDING_GUARDS = ("grounding", "literal_only", "insensitive", "restatement", "constant", "unused_step", "collapse",
+                    "merge", "opaque")
 TAINTED = "tainted"
 MAX_BINDINGS = 8  # readings of a step's literals tried when several givens share a number
 _SAME = 1e-9  # relative slack when a re-evaluation runs in floating point (sqrt, exp, trigonometry)
@@ -212,7 +213,7 @@ class QuantityState:
         hit = self.exprs.get(text)
         if hit is None:
             try:
-                hit = parse_expr(_group_fractions(text))
+                hit = parse_expr(group_fractions(text))
             except QuantError as exc:
                 hit = exc
             except RecursionError:
@@ -286,20 +287,6 @@ def _moved_given(v: Value, written: str, spread: float, rng: random.Random, fact
     return Value(x * scale, v.dims, v.unit)
 
 
-def _group_fractions(text: str) -> str:
-    """`15*3/5` -> `15*(3/5)` for every literal pair that denotes a fraction wherever it stands (same value),
-    so the pair is one node a given "three-fifths" can be read into."""
-    pairs = fraction_literals(text)
-    if not pairs:
-        return text
-    import re
-
-    for pair, _ in pairs:
-        a, b = pair.split("/")
-        text = re.sub(rf"(?<![\w.]){re.escape(a)}\s*/\s*{re.escape(b)}(?![\w.])", f"({a}/{b})", text, count=1)
-    return text
-
-
 def _ops(expr: Expr) -> int:
     return sum(1 for n in expr.walk() if isinstance(n, (BinOp, Unary, Call)))
 
@@ -320,7 +307,8 @@ class _Step:
     value: Value | None = None  # recomputed from the givens
     trials: tuple[Value | None, ...] = ()  # re-evaluated under each re-assignment
     comp: Composite | None = None  # its composite (None: not built, the rules that need it are off)
-    merges: tuple = ()  # like terms it merged into a multiple no word states (forgiven by the reference)
+    merges: tuple = ()  # like terms merged into an unstated multiple (Merge), a given a count cancels (its reason,
+    # a str): each forgiven only where the chain computes the reference function
     reading: tuple = ()  # how its literals were read: (node id, number, owner) per literal read as a given
 
 
@@ -355,12 +343,15 @@ class QuantityChainCheck:
             checked = self.state.outcomes[key] = (self.problem, self._check_steps(g))
         checked = list(checked[1])
         established, why, by_reference = self._established(checked)
-        for k, c in enumerate(checked):  # like terms merged into a multiple no word states: only the reference's own
-            if c.merges and c.result.verified and not by_reference:
+        for k, c in enumerate(checked):  # like terms merged into a multiple no word states, a count that cancels a
+            if c.merges and c.result.verified and not by_reference:  # given: only the reference's own
                 m = c.merges[0]
-                checked[k] = _Step(QuantityStepResult(
-                    c.result.id, REJECTED, f"merges like terms (composite): {m.term} counted {_show(m.multiple)} times, "
-                    "a multiple the problem does not state", backend="quant", guard="merge"))
+                if isinstance(m, str):
+                    why, guard = f"collapses (composite): {m}", "collapse"
+                else:
+                    why, guard = (f"merges like terms (composite): {m.term} counted {_show(m.multiple)} times, a "
+                                  "multiple the problem does not state"), "merge"
+                checked[k] = _Step(QuantityStepResult(c.result.id, REJECTED, why, backend="quant", guard=guard))
         results = [c.result for c in checked]
         verified = [r.verified for r in results]
         all_verified = all(verified) and len(results) >= self.config.min_steps
@@ -547,7 +538,7 @@ class QuantityChainCheck:
         # a count or an amount of money never cancels; a physical formula may (the mass of a falling stone
         # cancels from v = sqrt(2 g h), and its 2 and 1/2 are the formula's anyway)
         counted = _is_counted(true)
-        alg = Algebra(g.syms, strict=counted)
+        alg = Algebra(g.syms, strict=False)
         try:
             if expr is not None:
                 lits = {nid: _reading_composite(value, owner, g) for nid, value, owner in reading}
@@ -562,6 +553,25 @@ class QuantityChainCheck:
             if "collapse" in off:
                 return None, "", "", ()
             return None, f"composite too large to judge ({exc}): split the work into smaller steps", "collapse", ()
+        cancels: tuple = ()
+        if alg.collapses and "collapse" not in off:  # a factor cancelled: what did it take with it?
+            gone = [i for i in alg.gone(comp) if g.syms.kinds[i] in ("literal", "constant")
+                    or (counted and g.syms.kinds[i] == "given")]
+            if gone:
+                names = ", ".join(g.syms.names[i] for i in gone)
+                return None, (f"collapses (composite): {names} cancels out of the composite: the chain computes a "
+                              "function without it"), "collapse", ()
+        if alg.collapses and counted and "collapse" not in off:
+            # a count or money never loses a given it uses; a factor that cancels without taking a given with it
+            # never leaves a given, a step or a number (the free multiples of `g2 + g1 * g2 / g1`), and stands only
+            # where the reference solution computes the same function
+            others = [c for k, c in g.comps.items()] + [e.comp for e in earlier if e.comp is not None]
+            gone = next((c for c in alg.collapses if "cancels out of" in c), "")
+            if gone:  # every given a count uses stays in it (a detour x g / g, or a price that cancels)
+                return None, f"collapses (composite): {gone}", "collapse", ()
+            if alg.is_constant(comp) or any(alg.proportional(comp, c) for c in others):
+                return None, f"collapses (composite): {alg.collapses[0]}", "collapse", ()
+            cancels = (alg.collapses[0],)
         cited = [m for d in refs if d not in g.comps for m in env[d].merges]
         new = list(comp.merges)
         for m in cited:
@@ -589,7 +599,7 @@ class QuantityChainCheck:
                 if e.comp is not None and alg.equal(comp, e.comp):
                     return None, (f"restates {self.steps[j].id} (composite): {step.id} is {self.steps[j].id} as a "
                                   "function of the givens"), "restatement", ()
-        return comp, "", "", (merges if "merge" not in off else ())
+        return comp, "", "", (merges if "merge" not in off else ()) + cancels
 
     def _opaque(self, func: str, args: tuple, node: Any, expr: Expr | None, last: bool, g: _Givens,
                 values: dict[str, Value], literals: dict | None) -> str:
@@ -635,7 +645,9 @@ class QuantityChainCheck:
         def owners_of(value: Fraction) -> tuple[str, ...]:
             """The givens a number states (`~g2`: the reciprocal of g2, `3` in `x / 3` for "a third")."""
             direct = tuple(o for o in g.numbers.get(value, ()) if o not in cited)
-            inverse = tuple("~" + o for o in g.numbers.get(1 / value, ()) if o not in cited) if value else ()
+            # the reciprocal of a fraction or percentage given (3 for "a third", 4 for 25 %) is that given, as a
+            # divisor only (below); the reciprocal of a whole given (0.5 for "2 buses") is a new number
+            inverse = tuple("~" + o for o in g.fractions.get(1 / value, ()) if o not in cited) if value > 1 else ()
             # 0.75 for "25% off", 1.15 for "a 15% tip", 2/3 for "the rest of a third": 1 - x, 1 + x of a fraction
             rest = tuple("-" + o for o in g.fractions.get(1 - value, ()) if o not in cited)
             more = tuple("+" + o for o in g.fractions.get(value - 1, ()) if o not in cited)
@@ -980,28 +992,29 @@ class QuantityChainCheck:
             return "", False
         tight = Tolerance(rel=1e-6, abs_eps=0.0)
         pct = _percent_number(self.steps[-1], self.state)
-        finals = []
-        for point in g.points:
-            try:
-                finals.append(self._run_at(point, checked))
-            except (QuantError, ArithmeticError, ValueError, OverflowError, TypeError, KeyError):
-                finals.append(None)
         wanted = [ref.final(self.problem, g.values, point) for point in g.points]
         first_miss = None
-        for r in range(len(wanted[0]) if wanted else 0):  # one reading of the reference must hold at every point
-            compared, ok = 0, True
-            for k, point in enumerate(g.points):
-                w = self._as_gold(wanted[k][r], ref, gold)
-                if w is None:
-                    continue  # the reference breaks there (a math error): no evidence either way
-                if finals[k] is None or not _final_matches(w, finals[k], self.problem, tight, pct)[0]:
-                    ok = False
-                    if first_miss is None:
-                        first_miss = (point, finals[k], w)
-                    break
-                compared += 1
-            if ok and compared:
-                return "", True
+        for extra in self._literal_readings(checked, g):  # a literal 2 may be the given "twice" it equals
+            finals = []
+            for point in g.points:
+                try:
+                    finals.append(self._run_at(point, checked, extra))
+                except (QuantError, ArithmeticError, ValueError, OverflowError, TypeError, KeyError):
+                    finals.append(None)
+            for r in range(len(wanted[0]) if wanted else 0):  # one reading of the reference holds at every point
+                compared, ok = 0, True
+                for k, point in enumerate(g.points):
+                    w = self._as_gold(wanted[k][r], ref, gold)
+                    if w is None:
+                        continue  # the reference breaks there (a math error): no evidence either way
+                    if finals[k] is None or not _final_matches(w, finals[k], self.problem, tight, pct)[0]:
+                        ok = False
+                        if first_miss is None:
+                            first_miss = (point, finals[k], w)
+                        break
+                    compared += 1
+                if ok and compared:
+                    return "", True
         if first_miss is None:
             return "", False
         point, final, w = first_miss
@@ -1021,14 +1034,37 @@ class QuantityChainCheck:
             float(gold.mag) * float(w) / float(ref.base)
         return Value(mag, gold.dims, gold.unit)
 
-    def _run_at(self, point: dict[str, Value], checked: list[_Step]) -> Value:
+    def _literal_readings(self, checked: list[_Step], g: _Givens, most: int = 16) -> list[dict]:
+        """Readings of the chain's literals that equal a given's number but were read as constants (a listed 2
+        where "twice" is a given): each may be the constant or that given, for the reference check only (a
+        chain computes the reference's function under one reading). {step index: [(node id, number, owner)]}."""
+        choices = []
+        for k, (step, c) in enumerate(zip(self.steps, checked)):
+            if step.expr is None:
+                continue
+            expr = self.state.expr(step.expr)
+            if isinstance(expr, QuantError):
+                continue
+            bound = {nid for nid, _, _ in c.reading}
+            for node in expr.walk():
+                if isinstance(node, Num) and id(node) not in bound and node.value not in (0, 1):
+                    owners = g.numbers.get(node.value, ())
+                    if owners:
+                        choices.append((k, id(node), node.value, owners))
+        out: list[dict] = [{}]
+        for k, nid, value, owners in choices:
+            out = [r for base in out for r in
+                   [base] + [{**base, k: base.get(k, []) + [(nid, value, o)]} for o in owners]][:most]
+        return out
+
+    def _run_at(self, point: dict[str, Value], checked: list[_Step], extra: dict | None = None) -> Value:
         """The chain's final value with the givens at `point`, exactly (its literals read as givens move)."""
         env: dict[str, Value] = dict(point)
         last = None
-        for step, c in zip(self.steps, checked):
+        for k, (step, c) in enumerate(zip(self.steps, checked)):
             expr = self.state.expr(step.expr) if step.expr is not None else None
             lits = {}
-            for nid, value, owner in c.reading:
+            for nid, value, owner in tuple(c.reading) + tuple((extra or {}).get(k, ())):
                 gid = owner.lstrip("~-+")
                 old, new = Fraction(self.state.of(self.problem, self.rules.trials).values[gid].mag), \
                     Fraction(point[gid].mag)

@@ -206,6 +206,16 @@ def _at(p: Poly, syms: Symbols, k: int) -> int:
     return total
 
 
+def _at_values(p: Poly, values: dict[int, int]) -> int:
+    total = 0
+    for m, c in p.items():
+        t = modp(c)
+        for s, e in m:
+            t = t * pow(values[s], e, P) % P
+        total = (total + t) % P
+    return total
+
+
 def _is_const(p: Poly) -> bool:
     return all(not m for m in p)
 
@@ -290,11 +300,15 @@ class Algebra:
             parts.append(self.syms.names[s] + (f"**{e}" if e != 1 else ""))
         return " * ".join(parts) or "1"
 
-    def _check_kept(self, out: Composite, *parts: Composite) -> Composite:
+    def _check_kept(self, out: Composite, *parts: Composite, terms: bool = False) -> Composite:
         gone = set().union(*(p.symbols() for p in parts)) - out.symbols()
         if gone:
             names = ", ".join(sorted(self.syms.names[s] for s in gone))
-            self._flag(Collapse(f"{names} cancels out of the composite: the chain computes a function without it"))
+            exc = Collapse(f"{names} cancels out of the composite: the chain computes a function without it")
+            if terms or any(self.syms.kinds[s] in ("literal", "constant") for s in gone):
+                raise exc  # a number written and taken back (x 60 / 60, pi / pi), terms that cancel (x - x): never
+                # a formula's; a given a product cancels (a price per item, then items times a price) may be
+            self._flag(exc)
         return out
 
     def _gcd(self, a: Poly, b: Poly) -> int:
@@ -364,7 +378,7 @@ class Algebra:
             raise Collapse("the terms cancel to 0")
         if not _is_const(den) and self._gcd(num, den) > shared:
             self._flag(self._cancel("a sum"))
-        return self._check_kept(out, a, b)
+        return self._check_kept(out, a, b, terms=True)
 
     def power(self, a: Composite, n: int) -> Composite:
         if n == 0:
@@ -387,6 +401,30 @@ class Algebra:
         return Composite({((i, 1),): Fraction(1)}, {(): Fraction(1)}, uses, merges, opaque)
 
     # ---------------------------------------------------------------- identities
+    def gone(self, a: Composite) -> list[str]:
+        """The symbols of a composite's naive form that its function does not depend on (a factor that cancelled
+        took them with it): each moved alone at a random point, modulo P."""
+        out = []
+        base = {i: self.syms.points[i][0] for i in a.symbols()}
+        n0, d0 = _at_values(a.num, base), _at_values(a.den, base)
+        for i in sorted(a.symbols()):
+            moved = dict(base)
+            moved[i] = (base[i] * 7 + 3) % P or 5
+            n1, d1 = _at_values(a.num, moved), _at_values(a.den, moved)
+            if n0 * d1 % P == n1 * d0 % P:
+                out.append(i)
+        return out
+
+    def proportional(self, a: Composite, b: Composite) -> bool:
+        """a = c * b for a constant c (the literals at their values)."""
+        an, ad = a.at(self.syms, 0)
+        bn, bd = b.at(self.syms, 0)
+        cn, cd = a.at(self.syms, 1)
+        dn, dd = b.at(self.syms, 1)
+        if not (ad and bn and cd and dn):
+            return False
+        return an * bd % P * cd % P * dn % P == cn * dd % P * ad % P * bn % P
+
     def equal(self, a: Composite, b: Composite) -> bool:
         """a == b as functions (both random points, literals at their values)."""
         for k in (0, 1):
@@ -469,6 +507,8 @@ def compose_expr(alg: Algebra, expr: Any, env: dict[str, Composite], literals: d
         elif t is BinOp:
             b, a = values.pop(), values.pop()
             op = node.op
+            if not formula:
+                _no_null(node, literals)
             if op == "+":
                 values.append(alg.add(a, b))
             elif op == "-":
@@ -487,6 +527,20 @@ def compose_expr(alg: Algebra, expr: Any, env: dict[str, Composite], literals: d
             del values[-n:]
             values.append(alg.atom(node.func, args, node))
     return values[0]
+
+
+def _no_null(node: Any, literals: dict) -> None:
+    """A literal 1 as a factor, divisor or exponent, or a literal 0 as a term, does nothing: it only moves a step
+    off what it computes (`max(g1 * 1, g2)`)."""
+    from prosfi.quant.expr import Num
+
+    for side in (node.left, node.right):
+        if isinstance(side, Num) and id(side) not in literals:
+            if side.value == 1 and (node.op in ("*", "**") or (node.op == "/" and side is node.right)):
+                raise Collapse(f"{'raises to' if node.op == '**' else 'multiplies by' if node.op == '*' else 'divides by'} "
+                               "a literal 1, which does nothing")
+            if side.value == 0 and node.op in ("+", "-"):
+                raise Collapse("adds a literal 0, which does nothing")
 
 
 def _small_int(right: Any, value: Composite, literals: dict) -> bool:

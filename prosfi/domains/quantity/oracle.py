@@ -556,8 +556,61 @@ def same_function(steps: Sequence[dict[str, Any]], reference: Sequence[dict[str,
     one (any reading that agrees will do). None when fewer than `MIN_POINTS` points define both."""
     readings = [reference] if reference and isinstance(reference[0], dict) else list(reference)
     g = givens_of(problem)
-    mine = [pt.get(str(steps[-1]["id"])) for pt in _series(steps, g)]
     key = tuple(tuple((str(x["id"]), step_text(x)) for x in ref) for ref in readings)
+    undecided = False
+    for variant in _complement_readings(steps, problem):
+        mine = [pt.get(str(steps[-1]["id"])) for pt in _series(variant, g)]
+        verdict = _agrees(mine, key, g, problem)
+        if verdict:
+            return True
+        undecided = undecided or verdict is None
+    return None if undecided else False
+
+
+def _complement_readings(steps: Sequence[dict[str, Any]], problem: Problem) -> list[list[dict[str, Any]]]:
+    """The chain as written, and with each literal that is 1 - x or 1 + x of a percentage or fraction given x
+    read as that (0.6 for "decreases 40 %", 1.1 for "10 % more"), and a divisor that is the reciprocal of one
+    (`x / 3` for "a third"): the documented grounding's complement, growth factor and divisor, which move with
+    their given."""
+    from prosfi.quant import parse_quantity
+
+    fractions: dict[Fraction, str] = {}
+    divisors: dict[Fraction, str] = {}  # `x / 4` for 25 %: the given, as a divisor (documented grounding)
+    for gv in problem.givens:
+        try:
+            v = parse_quantity({"value": gv.get("value"), "unit": gv.get("unit") or ""})
+        except (QuantError, TypeError, ValueError):
+            continue
+        if v.dimensionless and isinstance(v.mag, Fraction) and 0 < v.mag < 1:
+            fractions.setdefault(1 - v.mag, f"(1 - {gv['id']})")
+            fractions.setdefault(1 + v.mag, f"(1 + {gv['id']})")
+            divisors.setdefault(1 / v.mag, str(gv["id"]))
+    if not fractions:
+        return [list(steps)]
+
+    def divide(m: re.Match) -> str:
+        try:
+            gid = divisors.get(Fraction(m.group(1)))
+        except (ValueError, ZeroDivisionError):
+            gid = None
+        return f"* {gid}" if gid else m.group(0)
+
+    def swap(m: re.Match) -> str:
+        try:
+            return fractions.get(Fraction(m.group(0)), m.group(0))
+        except (ValueError, ZeroDivisionError):
+            return m.group(0)
+
+    changed = []
+    for st in steps:
+        if "expr" in st:
+            text = re.sub(r"/\s*(\d+(?:\.\d+)?)(?![\w.(*])", divide, str(st["expr"]))
+            st = {**st, "expr": re.sub(r"(?<![\w.])\d+\.\d+(?![\w.])", swap, text)}
+        changed.append(st)
+    return [list(steps)] + ([changed] if changed != list(steps) else [])
+
+
+def _agrees(mine: list, key: tuple, g: Givens, problem: Problem) -> bool | None:
     undecided = False
     for theirs in _reading_values(key, g):
         live = [i for i in range(len(mine)) if mine[i] is not None and theirs[i] is not None]

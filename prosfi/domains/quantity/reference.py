@@ -25,7 +25,7 @@ from typing import Any
 from prosfi.data.problem import Problem
 from prosfi.quant import QuantError, evaluate, parse_expr
 from prosfi.quant.check import compute
-from prosfi.quant.expr import BinOp, Num
+from prosfi.quant.expr import BinOp, Num, group_fractions
 from prosfi.quant.licensed import allowed_constant
 from prosfi.quant.units import Value
 
@@ -166,12 +166,14 @@ def _owners(value: Fraction, numbers: dict, values: dict[str, Value], results: l
     if value and 0 < 1 / value < 1 and 1 / value in numbers:
         owners.append(("inverse", numbers[1 / value][0]))
     for gid, v in values.items():  # 0.99 for "1% left", 1.15 for "a 15% tip": 1 - x, 1 + x of a fraction given
-        if v.dimensionless and isinstance(v.mag, Fraction) and 0 < v.mag < 1:
+        if not given and v.dimensionless and isinstance(v.mag, Fraction) and 0 < v.mag < 1:
             if value == 1 - v.mag:
                 owners.append(("complement", gid))
             elif value == 1 + v.mag:
                 owners.append(("growth", gid))
-    if owners and allowed_constant(value, context) is not None:
+    stated = any(o[0] in ("given", "inverse", "complement", "growth") for o in owners)
+    if owners and (not stated or value in (0, 1)) and allowed_constant(value, context) is not None:  # a number a given states is that
+        # given (16 - 3 - 4 is never 9 by a listed constant); the chain's side may read its literal either way
         owners.append(("constant", None))
     return owners
 
@@ -181,13 +183,15 @@ def _from_equations(eqs: list, gold: Fraction, problem: Problem, values: dict[st
 
     numbers = _given_numbers(problem, values)
     context = constant_context(problem)
+    unit = str(problem.answer.get("unit") or "").strip() if isinstance(problem.answer, dict) else ""
+    percent = unit in ("percent", "%")
     parsed = []
     results: list[Fraction] = []
     final_index = -1
     choices: list[tuple[int, list]] = []
     for k, eq in enumerate(eqs):
         try:
-            expr = parse_expr(str(eq.expr))
+            expr = parse_expr(group_fractions(str(eq.expr)))
             stated = Fraction(eq.result)
             if not _close(evaluate(expr, {}).mag, stated):
                 return None  # an equation that does not hold: the solution is not a trustworthy reference
@@ -195,12 +199,13 @@ def _from_equations(eqs: list, gold: Fraction, problem: Problem, values: dict[st
             return None
         nodes = []
         pairs = set()
-        for node in expr.walk():  # `3/4` for "three-fourths": the pair is the given, its parts are not
+        for node in expr.walk():  # `3/4` for "three-fourths", `50/100` for an earlier 1/2: the pair is one number
             if isinstance(node, BinOp) and node.op == "/" and isinstance(node.left, Num) and \
                     isinstance(node.right, Num) and node.right.value and \
-                    node.left.value / node.right.value in numbers and node.left.value / node.right.value < 1:
+                    0 < node.left.value / node.right.value < 1 and \
+                    (node.left.value / node.right.value in numbers or node.left.value / node.right.value in results):
                 pairs.update((id(node.left), id(node.right)))
-                owners = _owners(node.left.value / node.right.value, numbers, values, [], context)
+                owners = _owners(node.left.value / node.right.value, numbers, values, results, context)
                 nodes.append((id(node), node.left.value / node.right.value, owners))
                 choices.append((id(node), owners))
         for node in expr.walk():
@@ -210,16 +215,18 @@ def _from_equations(eqs: list, gold: Fraction, problem: Problem, values: dict[st
             if owners:
                 nodes.append((id(node), node.value, owners))
                 choices.append((id(node), owners))
+            # else a constant: a number nothing explains (a result computed in words, "10 years * 5% = 50%") stays
+            # fixed, so a chain that moves it with the givens misses this reading
         parsed.append((expr, nodes))
         results.append(stated)
-        if _close(stated, gold):
+        if _close(stated, gold) or (percent and _close(stated * 100, gold)):  # 85 / 250 = 17/50 for a 34 % gold
             final_index = k
     if final_index < 0:
         return None
     readings: list[dict] = [{}]
     for nid, owners in choices:
         readings = [{**r, nid: o} for r in readings for o in owners][:MAX_READINGS]
-    return Reference("equations", parsed, gold, readings, final_index)
+    return Reference("equations", parsed, results[final_index], readings, final_index)
 
 
 def points(problem: Problem, values: dict[str, Value], seed: int, n: int = POINTS) -> list[dict[str, Value]]:
