@@ -238,3 +238,32 @@ def test_quantity_settings_are_judged_when_the_config_is_built():
         ChainConfig(quantity_off="merge,bogus")
     with pytest.raises(ValueError, match="'auto' or 'off'"):
         ChainConfig(quantity_reference="sometimes")
+
+
+# ------------------------------------------------------------------------------------------ bounds
+def _long_chain(exprs, givens):
+    from prosfi.quant import evaluate
+    from prosfi.quant.units import Value
+
+    env = {f"g{i + 1}": Value(Fraction(v)) for i, v in enumerate(givens)}
+    steps = []
+    for i, e in enumerate(exprs):
+        v = evaluate(parse_expr(e), env)
+        env[f"s{i + 1}"] = v
+        steps.append(step(f"s{i + 1}", e, int(v.mag) if v.mag.denominator == 1 else float(f"{float(v.mag):.9g}")))
+    return steps, env[f"s{len(exprs)}"]
+
+
+def test_a_64_step_chain_is_judged_and_a_composite_past_the_bounds_is_refused():
+    """Exact composites stay small enough to judge on long chains; one that grows past the bounds (a square of
+    a square ...) is refused as too large to judge, never passed (the process-level bound is pytest's timeout)."""
+    steps, last = _long_chain(["g1 * g2"] + [f"s{i} * g{1 + i % 3}" for i in range(1, 64)], ("3", "5", "7"))
+    p = _problem("long", "Ann has 3 boxes, 5 bags and 7 cups. How many?", [(3, ""), (5, ""), (7, "")],
+                 str(last.mag)[:90] if len(str(last.mag)) <= 90 else 1)
+    assert _reward(p, steps, str(last.mag)).reward in (0.1, 0.3, 1.0)
+    steps, last = _long_chain(["g1 * g2"] + [f"s{i} * s{i}" for i in range(1, 8)], ("1.01", "1.02"))
+    answer = f"{float(last.mag):.6f}"
+    p = _problem("squares", "A price grows by 1.01 and 1.02. What is it after squaring 7 times?",
+                 [("1.01", ""), ("1.02", "")], answer, tolerance={"rel": 1e-4})
+    r = _reward(p, steps, answer)
+    assert r.reward < 1.0 and "too large to judge" in r.reason

@@ -554,13 +554,22 @@ class QuantityChainCheck:
                 return None, "", "", ()
             return None, f"composite too large to judge ({exc}): split the work into smaller steps", "collapse", ()
         cancels: tuple = ()
-        if alg.collapses and "collapse" not in off:  # a factor cancelled: what did it take with it?
+        i_step = i
+        # a factor cancelled: what did it take with it? A count never loses a given; a physical formula may on
+        # the way (work is m a d with t cancelling from a = dv / t and d), but not from the answer
+        if (alg.collapses or i_step == len(self.steps) - 1) and "collapse" not in off:  # the answer: always
             gone = [i for i in alg.gone(comp) if g.syms.kinds[i] in ("literal", "constant")
-                    or (counted and g.syms.kinds[i] == "given")]
+                    or (g.syms.kinds[i] == "given" and (counted or i_step == len(self.steps) - 1))]
             if gone:
                 names = ", ".join(g.syms.names[i] for i in gone)
                 return None, (f"collapses (composite): {names} cancels out of the composite: the chain computes a "
                               "function without it"), "collapse", ()
+        if alg.cancelled and "collapse" not in off:  # a detour inside the step: x * y / y, x / x, 2 * x - x
+            others = list(g.comps.values()) + [e.comp for e in earlier if e.comp is not None]
+            for part in alg.cancelled:
+                if alg.is_constant(part) or any(alg.proportional(part, c) for c in others):
+                    return None, ("collapses (composite): a product, quotient or difference inside the step is a given, an "
+                                  "earlier step or a number times one (a detour: x * y / y, 2 * x - x)"), "collapse", ()
         if alg.collapses and counted and "collapse" not in off:
             # a count or money never loses a given it uses; a factor that cancels without taking a given with it
             # never leaves a given, a step or a number (the free multiples of `g2 + g1 * g2 / g1`), and stands only
@@ -981,13 +990,7 @@ class QuantityChainCheck:
         if "reference" in self.rules.off or self.rules.reference == "off":
             return "", False
         g = self.state.of(self.problem, self.rules.trials)
-        if g.reference is False:
-            try:
-                g.reference = build_reference(self.problem, g.values)
-            except Exception:  # noqa: BLE001 - a reference that cannot be read is no reference
-                g.reference = None
-            g.points = reference_points(self.problem, g.values, g.syms.seed) if g.reference else []
-        ref = g.reference
+        ref = self._reference_of(g)
         if ref is None:
             return "", False
         tight = Tolerance(rel=1e-6, abs_eps=0.0)
@@ -1023,6 +1026,18 @@ class QuantityChainCheck:
                 f"(reference): at {moved} it gives {format_value(final) if final is not None else 'an error'}, "
                 f"the reference {format_value(w)}"), False
 
+    def _reference_of(self, g: _Givens) -> Any:
+        """The problem's reference (built once per problem and batch), None without one or with the rule off."""
+        if "reference" in self.rules.off or self.rules.reference == "off":
+            return None
+        if g.reference is False:
+            try:
+                g.reference = build_reference(self.problem, g.values)
+            except Exception:  # noqa: BLE001 - a reference that cannot be read is no reference
+                g.reference = None
+            g.points = reference_points(self.problem, g.values, g.syms.seed) if g.reference else []
+        return g.reference
+
     @staticmethod
     def _as_gold(w: Any, ref: Any, gold: Value) -> Value | None:
         """A reference value as a gold: a Value as is, a plain number (a solution's) in the gold's unit."""
@@ -1035,8 +1050,8 @@ class QuantityChainCheck:
         return Value(mag, gold.dims, gold.unit)
 
     def _literal_readings(self, checked: list[_Step], g: _Givens, most: int = 16) -> list[dict]:
-        """Readings of the chain's literals that equal a given's number but were read as constants (a listed 2
-        where "twice" is a given): each may be the constant or that given, for the reference check only (a
+        """Readings of the chain's literals 2 and 1/2, always allowed, where a given states the number (a 2 where
+        "twice" is a given): each may be the constant or that given, for the reference check only (a
         chain computes the reference's function under one reading). {step index: [(node id, number, owner)]}."""
         choices = []
         for k, (step, c) in enumerate(zip(self.steps, checked)):
@@ -1047,7 +1062,7 @@ class QuantityChainCheck:
                 continue
             bound = {nid for nid, _, _ in c.reading}
             for node in expr.walk():
-                if isinstance(node, Num) and id(node) not in bound and node.value not in (0, 1):
+                if isinstance(node, Num) and id(node) not in bound and node.value in (2, Fraction(1, 2)):
                     owners = g.numbers.get(node.value, ())
                     if owners:
                         choices.append((k, id(node), node.value, owners))

@@ -288,6 +288,7 @@ class Algebra:
         self.syms = syms
         self.strict = strict  # raise at the first collapse; else record it in `collapses` and go on
         self.collapses: list[str] = []
+        self.cancelled: list[Composite] = []  # what each operation whose factors cancelled left, and each difference
 
     def _flag(self, exc: Collapse) -> None:
         if self.strict:
@@ -325,19 +326,23 @@ class Algebra:
         return Composite({m: -c for m, c in a.num.items()}, a.den, a.uses, a.merges, a.opaque)
 
     def mul(self, a: Composite, b: Composite) -> Composite:
-        if self._gcd(a.num, b.den) or self._gcd(b.num, a.den):
-            self._flag(self._cancel("a product"))
+        cancels = self._gcd(a.num, b.den) or self._gcd(b.num, a.den)
         out = Composite(_pmul(a.num, b.num), _pmul(a.den, b.den), a.uses | b.uses, a.merges + b.merges,
                         a.opaque + b.opaque)
+        if cancels:
+            self.cancelled.append(out)
+            self._flag(self._cancel("a product"))
         return self._check_kept(out, a, b)
 
     def div(self, a: Composite, b: Composite) -> Composite:
         if not b.num:
             raise Collapse("divides by a composite that is 0")
-        if self._gcd(a.num, b.num) or self._gcd(a.den, b.den):
-            self._flag(self._cancel("a quotient"))
+        cancels = self._gcd(a.num, b.num) or self._gcd(a.den, b.den)
         num, den = _pmul(a.num, b.den), _pmul(a.den, b.num)
         out = Composite(num, den, a.uses | b.uses, a.merges + b.merges, a.opaque + b.opaque)
+        if cancels:
+            self.cancelled.append(out)
+            self._flag(self._cancel("a quotient"))
         return self._check_kept(out, a, b)
 
     def add(self, a: Composite, b: Composite, sign: int = 1) -> Composite:
@@ -376,7 +381,10 @@ class Algebra:
         out = Composite(num, den, a.uses | b.uses, a.merges + b.merges + tuple(merges), a.opaque + b.opaque)
         if not num:
             raise Collapse("the terms cancel to 0")
+        if sign < 0 or all(c * sign < 0 for c in b.num.values()):
+            self.cancelled.append(out)  # a difference: the checker refuses one that is a given, a step or a number
         if not _is_const(den) and self._gcd(num, den) > shared:
+            self.cancelled.append(out)
             self._flag(self._cancel("a sum"))
         return self._check_kept(out, a, b, terms=True)
 

@@ -26,7 +26,7 @@ from prosfi.data.problem import Problem
 from prosfi.quant import QuantError, evaluate, parse_expr
 from prosfi.quant.check import compute
 from prosfi.quant.expr import BinOp, Num, group_fractions
-from prosfi.quant.licensed import allowed_constant
+from prosfi.quant.licensed import allowed_constant, in_context
 from prosfi.quant.units import Value
 
 POINTS = 4  # points the two functions are compared at
@@ -172,7 +172,8 @@ def _owners(value: Fraction, numbers: dict, values: dict[str, Value], results: l
             elif value == 1 + v.mag:
                 owners.append(("growth", gid))
     stated = any(o[0] in ("given", "inverse", "complement", "growth") for o in owners)
-    if owners and (not stated or value in (0, 1)) and allowed_constant(value, context) is not None:  # a number a given states is that
+    if owners and (not stated or value in (0, 1) or in_context(value, context)) and \
+            allowed_constant(value, context) is not None:  # a fact a pair of words names (3 wheels of a tricycle)  # a number a given states is that
         # given (16 - 3 - 4 is never 9 by a listed constant); the chain's side may read its literal either way
         owners.append(("constant", None))
     return owners
