@@ -1063,7 +1063,8 @@ class QuantityChainCheck:
             bound = {nid for nid, _, _ in c.reading}
             for node in expr.walk():
                 if isinstance(node, Num) and id(node) not in bound and node.value in (2, Fraction(1, 2)):
-                    owners = g.numbers.get(node.value, ())
+                    owners = tuple(g.numbers.get(node.value, ())) + \
+                        tuple("~" + o for o in g.fractions.get(1 / node.value, ()))  # 2 for "half": `x * 2`
                     if owners:
                         choices.append((k, id(node), node.value, owners))
         out: list[dict] = [{}]
