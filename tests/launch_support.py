@@ -80,14 +80,42 @@ def build_locks(env: dict[str, str] | None = None) -> list[str]:
     return [f"{lock} ({now - lock.stat().st_mtime:.0f} s old)" for lock in Path(root).glob("*/*/lock")]
 
 
+def _popen_without_core_files(*args, **kwargs) -> subprocess.Popen:
+    """Popen with a core-file size limit of 0, which the child inherits (the SIGABRT that makes a hung
+    process print its stacks writes no core file); this process's own limit is put back at once."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, hard))
+    try:
+        return subprocess.Popen(*args, **kwargs)
+    finally:
+        resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
+
+
+def launch_env(env: dict[str, str]) -> dict[str, str]:
+    """The environment of a launch: faulthandler on, and gloo on the loopback interface where the caller set
+    none (gloo otherwise takes the address the hostname resolves to; in a container that address can be one
+    the ranks cannot reach, and they wait for each other until the process group's timeout). Skips the test
+    where torch has no gloo backend (an environment without it cannot run a CPU process group)."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_gloo_available()):
+        pytest.skip("torch.distributed with the gloo backend is not available in this torch build")
+    out = {**env, "PYTHONFAULTHANDLER": "1", "PYTHONUNBUFFERED": "1"}
+    if "GLOO_SOCKET_IFNAME" not in out and Path("/sys/class/net/lo").exists():
+        out["GLOO_SOCKET_IFNAME"] = "lo"
+    return out
+
+
 def run_launch(cmd: list[str], env: dict[str, str], timeout: float, cwd: str | Path | None = None,
                what: str = "training run") -> subprocess.CompletedProcess:
     """Run `cmd` (its own session); past `timeout` seconds, stacks, then kill, then fail the test naming why."""
-    env = {**env, "PYTHONFAULTHANDLER": "1", "PYTHONUNBUFFERED": "1"}
+    env = launch_env(env)
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.monotonic()
-        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                text=True, start_new_session=True)
+        proc = _popen_without_core_files(cmd, env=env, cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                         text=True, start_new_session=True)
         try:
             proc.wait(timeout=timeout)
             hung = False
