@@ -102,7 +102,9 @@ def _write_run(run: Path, stages: dict) -> Path:
 def test_cli_reads_run_folders_writes_table_json_and_png(tmp_path, capsys):
     runs = _runs(seeds=("s11", "s12"))
     dirs = {r: [str(_write_run(tmp_path / f"{r}-{s}", summ)) for s, summ in runs[r].items()] for r in runs}
-    assert load_run(dirs["prosfi"][0]) == runs["prosfi"]["s11"]
+    loaded = load_run(dirs["prosfi"][0])
+    assert {k: v for k, v in loaded.items() if k != "answers"} == runs["prosfi"]["s11"]
+    assert loaded["answers"]["after"]["top_answer"] is None  # these stand-in records carry no answers
     out = tmp_path / "cmp"
     assert main(["--prosfi", *dirs["prosfi"], "--outcome", *dirs["outcome"], "--out", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -172,3 +174,31 @@ def test_ablation_launcher_runs_both_rewards_from_one_warm_up_per_seed(tmp_path)
     assert "prosfi   s4" in proc.stdout and "outcome  pooled" in proc.stdout
     assert "expected shape: SHOWN" in proc.stdout
     assert {p.name for p in out.glob("comparison.*")} == {"comparison.txt", "comparison.json", "comparison.png"}
+
+
+def _spread(top_share: float, answer: str = "True") -> dict:
+    return {"n_problems": N, "top_answer": answer, "top_share": top_share, "majority_answer": "True",
+            "majority_baseline": 0.52, "constant": top_share >= 0.95}
+
+
+def test_a_constant_answerer_fails_its_verdict_and_the_shape_and_the_table_says_so():
+    # issue #36: accuracy 0.52 before and after was the share of True problems; the table and the shape must
+    # not read a constant answerer's "kept" accuracy as kept
+    runs = _runs()
+    for seed in runs["prosfi"]:
+        runs["prosfi"][seed]["answers"] = {"before": _spread(1.0), "after": _spread(1.0)}
+        runs["outcome"][seed]["answers"] = {"before": _spread(1.0), "after": _spread(0.6, "False")}
+    result = compare(runs, n_boot=300)
+    pro = result["rewards"]["prosfi"]
+    assert pro["runs"]["s1"]["soundness_up"] and pro["runs"]["s1"]["accuracy_kept"]  # the intervals alone
+    assert not pro["runs"]["s1"]["holds"] and pro["pooled"]["constant_after"] == 3 and not pro["pooled"]["holds"]
+    assert result["rewards"]["outcome"]["pooled"]["constant_after"] == 0
+    shape = result["shape"]
+    assert not shape["shows"] and not shape["parts"]["every policy reads the problems after GRPO"]["ok"]
+    assert "every policy reads the problems after GRPO: no (runs whose policy gives one answer to >= 95 % of " \
+           "the problems after GRPO: outcome 0, prosfi 3)" in shape["line"]
+    text = table(result)
+    rows = text.splitlines()
+    assert rows[5].startswith("prosfi   s1") and rows[5].endswith("hit up, acc kept, CONSTANT answers after GRPO")
+    assert "  prosfi s1: 1.000 (True) CONSTANT -> 1.000 (True) CONSTANT, baseline 0.520" in rows
+    assert "  outcome s1: 1.000 (True) CONSTANT -> 0.600 (False), baseline 0.520" in rows

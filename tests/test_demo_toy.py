@@ -133,43 +133,71 @@ def test_sloppy_fraction_is_honoured(fraction):
         assert other != texts
 
 
+def _rule_about_goal_after_h2(problem):
+    """(id, negated) of the last `∀ x, … → [¬] goal x` premise, read from the text (the test's own reading)."""
+    pred = problem.goal.split()[0]
+    found = None
+    for premise in problem.premises:
+        head = premise.formal.rsplit("→", 1)[-1].strip() if premise.formal.startswith("∀") else ""
+        if head in (f"{pred} x", f"¬ {pred} x"):
+            found = (premise.id, head.startswith("¬"))
+    return found
+
+
 @pytest.mark.parametrize("sloppy", [False, True])
-def test_careless_traces_answer_wrong_and_fail_the_verifier(verifier, sloppy):
-    """The warm-up's wrong-answer variant (issue #28's headroom): False problems only, the last rule's negation
-    dropped, answer True: both rewards pay it least, and it differs from the gold trace only there."""
+def test_careless_traces_read_the_last_rule_about_the_goal_and_answer_wrong(verifier, sloppy):
+    """The warm-up's wrong-answer variant (issue #28's headroom, issue #36's balance): where an opposite-signed
+    rule about the goal comes after the chain's own, the careless trace cites it and answers by it. Both
+    rewards pay it least; True and False problems alike have one, so a warm-up on them is no constant answerer."""
     from prosfi.data.gold import careless_completion, sloppy_completion
     from prosfi.rewards.score import score_batch
 
-    problems = generate(ToyConfig(min_depth=1, max_depth=2, layout="fixed"), 30, seed=4)
-    assert all((careless_completion(p) is None) == (p.answer_label == "True") for p in problems)
-    false = [p for p in problems if p.answer_label == "False"]
-    careless = [careless_completion(p, sloppy=sloppy) for p in false]
-    for p, r, text in zip(false, score_batch(false, careless, verifier), careless):
-        assert r.format_ok and not r.answer_correct and r.answer == "True" and not r.chain_valid
+    problems = generate(ToyConfig(min_depth=1, max_depth=2, layout="fixed"), 120, seed=4)
+    with_variant = []
+    for p in problems:
+        last = _rule_about_goal_after_h2(p)
+        gold_negated = p.answer_label == "False"
+        expected = last is not None and last[1] != gold_negated
+        assert (careless_completion(p) is not None) == expected, p.premises
+        if expected:
+            with_variant.append((p, last[0]))
+    labels = [p.answer_label for p, _ in with_variant]
+    assert labels.count("True") >= 10 and labels.count("False") >= 10  # both answers get misread
+    misread = [p for p, _ in with_variant]
+    careless = [careless_completion(p, sloppy=sloppy) for p in misread]
+    for (p, rule), r, text in zip(with_variant, score_batch(misread, careless, verifier), careless):
+        wrong = "False" if p.answer_label == "True" else "True"
+        assert r.format_ok and not r.answer_correct and r.answer == wrong and not r.chain_valid
         assert r.reward == 0.1  # the wrong-answer level, as for any wrong answer
         base = sloppy_completion(p) if sloppy else gold_completion(p)
-        assert text == base.replace(f"¬ {p.goal}", p.goal).replace("is false", "is true").replace(
-            "<answer>B</answer>", "<answer>A</answer>")
+        last_gold = json.loads(base.split("<steps>")[1].split("</steps>")[0])[-1]
+        last = json.loads(text.split("<steps>")[1].split("</steps>")[0])[-1]
+        assert last["dependencies"][0] == rule and last["dependencies"][1:] == last_gold["dependencies"][1:]
+        assert last["conclusion"] == (f"¬ {p.goal}" if wrong == "False" else p.goal)
+        assert text.endswith(f"<answer>{'A' if wrong == 'True' else 'B'}</answer>")
 
 
 @pytest.mark.parametrize("fraction", [0.0, 0.5, 1.0])
-def test_careless_fraction_takes_false_problems_only_and_keeps_the_sloppy_share(fraction):
+def test_careless_fraction_takes_the_misreadable_problems_and_keeps_the_sloppy_share(fraction):
     from prosfi.data.gold import careless_completion, sloppy_completion
     from prosfi.train.rows import sft_dataset
 
-    problems = generate(ToyConfig(min_depth=1, max_depth=1, layout="fixed"), 200, seed=6)
+    problems = generate(ToyConfig(min_depth=1, max_depth=1, layout="fixed"), 300, seed=6)
     rows = sft_dataset(problems, sloppy_fraction=0.6, careless_fraction=fraction, seed=1)
     plain = [r["completion"][0]["content"] for r in sft_dataset(problems, sloppy_fraction=0.6, seed=1)]
     texts = [r["completion"][0]["content"] for r in rows]
     changed = [i for i, (a, b) in enumerate(zip(plain, texts)) if a != b]
-    assert all(problems[i].answer_label == "False" for i in changed)
+    misreadable = [i for i, p in enumerate(problems) if careless_completion(p) is not None]
+    assert set(changed) <= set(misreadable)
     for i in changed:  # on top of the sloppy choice: a sloppy trace stays sloppy, a gold one gold
         was_sloppy = plain[i] == sloppy_completion(problems[i])
         assert texts[i] == careless_completion(problems[i], sloppy=was_sloppy)
-    n_false = sum(p.answer_label == "False" for p in problems)
-    assert {0.0: 0, 1.0: n_false}.get(fraction, len(changed)) == len(changed)
+    assert {0.0: 0, 1.0: len(misreadable)}.get(fraction, len(changed)) == len(changed)
     if fraction == 0.5:
-        assert 0.35 * n_false < len(changed) < 0.65 * n_false
+        assert 0.35 * len(misreadable) < len(changed) < 0.65 * len(misreadable)
+    if fraction == 1.0:  # the warm-up's answers stay balanced: no answer on more than 60 % of the traces
+        answers = [t.rsplit("<answer>", 1)[1][:1] for t in texts]
+        assert max(answers.count("A"), answers.count("B")) < 0.6 * len(answers)
 
 
 def _script(**kw):

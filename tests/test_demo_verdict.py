@@ -47,10 +47,16 @@ def test_toy_eval_spec_takes_depths_and_layout():
         load_sources(["toy:4"], count=5)
 
 
-def _eval_dir(path: Path, correct: list[bool], valid: list[bool]) -> Path:
+def _eval_dir(path: Path, correct: list[bool], valid: list[bool], answers: list[str] | None = None) -> Path:
+    """Records of one evaluation; `answers` the model's per problem (default: the right one where `correct`,
+    the other otherwise; gold answers True, True, False, False, ...)."""
     path.mkdir(parents=True)
-    lines = [{"problem_id": f"p{i}", "source": "toy", "difficulty": "1", "answer_correct": c, "chain_valid": v}
-             for i, (c, v) in enumerate(zip(correct, valid))]
+    golds = [_gold(i) for i in range(len(correct))]
+    if answers is None:
+        answers = [g if c else ("False" if g == "True" else "True") for g, c in zip(golds, correct)]
+    lines = [{"problem_id": f"p{i}", "source": "toy", "difficulty": "1", "answer_correct": c, "chain_valid": v,
+              "format_ok": True, "answer": a, "gold_answer": g}
+             for i, (c, v, a, g) in enumerate(zip(correct, valid, answers, golds))]
     (path / "completions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     return path
 
@@ -60,6 +66,17 @@ def _run(tmp_path: Path, name: str, before: tuple, after: tuple) -> Path:
     _eval_dir(run / "eval_before", *before)
     _eval_dir(run / "eval_after", *after)
     return run
+
+
+def _gold(i: int) -> str:
+    return "True" if i % 4 < 2 else "False"
+
+
+def _always_true(n: int, hit: bool) -> tuple:
+    """A constant answerer's evaluation: True to every problem (right on the True problems), each right
+    answer's chain verified when `hit`."""
+    right = [_gold(i) == "True" for i in range(n)]
+    return right, [r and hit for r in right], ["True"] * n
 
 
 def test_verdict_holds_when_hit_rises_and_accuracy_stays(tmp_path):
@@ -115,3 +132,68 @@ def test_run_summary_ends_with_the_verdict_line(tmp_path):
     assert s.to_text().splitlines()[-1].startswith("verdict: the claim")
     assert s.as_dict()["verdict"]["holds"] is True
     assert run_verdict(tmp_path / "no_eval") is None
+
+
+def test_a_constant_answerer_after_grpo_fails_the_verdict_whatever_its_intervals(tmp_path):
+    # issue #36: the demo's policy answered True to every held-out problem before and after GRPO; GRPO only
+    # added the citation on the True problems: reward hit up, accuracy "kept" at the share of True problems
+    from prosfi.train.verdict import run_verdict
+
+    n = 200
+    v = run_verdict(_run(tmp_path, "const", _always_true(n, False), _always_true(n, True)), n_boot=1000)
+    assert v["soundness_up"] and v["accuracy_kept"]  # what the claim's intervals alone would say
+    assert v["constant_before"] == v["constant_after"] == 1 and not v["reads_problems"] and not v["holds"]
+    line = v["line"]
+    assert line.startswith('verdict: the claim "soundness up, accuracy kept" does not hold')
+    assert "NOT read: constant answering: the policy after GRPO gives the answer 'True' to 200 of 200" in line
+    assert "majority-answer baseline 0.500 (always 'True')" in line and "before GRPO gives the answer" in line
+    assert v["answers"][0]["after"]["top_share"] == 1.0
+
+
+def test_a_constant_warm_up_is_said_but_a_policy_that_reads_after_grpo_can_hold(tmp_path):
+    from prosfi.train.verdict import run_verdict
+
+    n = 200
+    right = [True] * n
+    v = run_verdict(_run(tmp_path, "learnt", _always_true(n, False), (right, right)), n_boot=1000)
+    assert v["constant_before"] == 1 and v["constant_after"] == 0 and v["holds"]
+    assert "holds" in v["line"] and "constant answering: the policy before GRPO" in v["line"]
+    assert "NOT read" not in v["line"]
+
+
+def test_pooled_verdict_counts_the_runs_that_answer_constantly(tmp_path, capsys):
+    from prosfi.train.verdict import main, pooled
+
+    n = 100
+    right = [i % 10 < 6 for i in range(n)]
+    runs = [_run(tmp_path, "s1", (right, [False] * n), (right, right)),
+            _run(tmp_path, "s2", _always_true(n, False), _always_true(n, True))]
+    result = pooled(runs, n_boot=500)
+    assert result["pooled"]["constant_after"] == 1 and not result["pooled"]["holds"]
+    assert "on 1 of 2 runs" in result["pooled"]["line"]
+    assert main([str(r) for r in runs]) == 1
+    out = capsys.readouterr().out
+    assert "CONSTANT answers after GRPO" in out.splitlines()[2] and "CONSTANT" not in out.splitlines()[1]
+
+
+def test_run_summary_shows_the_answer_share_and_the_majority_baseline(tmp_path):
+    from prosfi.eval.answers import answer_spread
+    from prosfi.eval.evaluate import read_records
+    from prosfi.train.summary import summarize
+    from prosfi.train.verdict import run_verdict
+
+    n = 200
+    run = _run(tmp_path, "const", _always_true(n, False), _always_true(n, True))
+    s = summarize([{"step": 1, "reward": 0.5}], "r")
+    evals = {stage: {"overall": {"accuracy": 0.5, "reward_hit": 0.0, "format_rate": 1.0}, "n_problems": n,
+                     "answers": answer_spread(read_records(run / f"eval_{stage}"))} for stage in ("before", "after")}
+    s.add_held_out(evals["before"], evals["after"])
+    s.verdict = run_verdict(run, n_boot=500)
+    text = s.to_text()
+    rows = {line[:18].strip(): line[18:].split() for line in text.splitlines()}
+    assert rows["top answer share"] == ["1.000", "(True)", "CONSTANT"] * 2
+    assert rows["majority baseline"] == ["0.500", "(True)"] * 2
+    assert "constant answering: the policy before GRPO gives the answer 'True' to 200 of 200 problems" in text
+    assert "its accuracy 0.500 next to the majority-answer baseline 0.500" in text
+    assert text.splitlines()[-1].startswith("verdict: the claim \"soundness up, accuracy kept\" does not hold")
+    assert s.as_dict()["answers"]["after"]["constant"] is True

@@ -171,6 +171,7 @@ def test_slurm_job_log_needs_no_directory_before_submission():
 
 
 @pytest.mark.gpu
+@pytest.mark.timeout(1900)  # its own limit is 1800 s, above the suite's 600 s backstop (pyproject)
 def test_gpu_smoke_script_passes_on_cuda(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(["bash", str(ROOT / "launch" / "gpu_smoke.sh"), str(tmp_path / "smoke")], env=env,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -177,11 +176,13 @@ def test_two_process_cpu_run(tiny_model, tmp_path):
     out = tmp_path / "out"
     recipe = _recipe(tmp_path, tiny_model, output_dir=str(out), audit_path="audit-{rank}.jsonl",
                      save_strategy="no")
+    from launch_support import failure, run_launch
+
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
            "-m", "prosfi.train", recipe]
-    proc = subprocess.run(cmd, check=False, env=env, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    proc = run_launch(cmd, env, timeout=240, what="two CPU ranks (torchrun)")  # alone: about 17 s
+    assert proc.returncode == 0, failure(proc)
     # each rank generated and scored its own 4 completions per step (per_device_train_batch_size)
     for rank in (0, 1):
         assert len([r for r in _rows(out / f"audit-{rank}.jsonl") if "event" not in r]) == 2 * 4

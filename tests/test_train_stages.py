@@ -19,7 +19,11 @@ import pytest
 pytest.importorskip("trl")
 pytest.importorskip("deepspeed")
 
+from launch_support import failure, run_launch
 from test_train_run import _recipe as tiny_recipe  # noqa: E402 - after the skips
+
+ONE_RANK_TIMEOUT = 180  # seconds; alone each run takes 15-20 s on 2 cores, under the whole suite up to ~4x that
+TWO_RANKS_TIMEOUT = 240
 
 
 def _recipe(tmp_path: Path, model: Path, **extra) -> str:
@@ -44,10 +48,31 @@ def _run_deepspeed(recipe: str, zero_stage: int, *overrides: str, env: dict | No
         "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1",
     }
     cmd = [sys.executable, "-m", "prosfi.train", recipe, *overrides]
-    proc = subprocess.run(cmd, env={**os.environ, **launch, **(env or {})}, capture_output=True, text=True,
-                          timeout=600, check=False)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    proc = run_launch(cmd, {**os.environ, **launch, **(env or {})}, ONE_RANK_TIMEOUT,
+                      what=f"one ZeRO-{zero_stage} rank")
+    assert proc.returncode == 0, failure(proc)
     return proc
+
+
+def _stale_build_lock(tmp_path: Path) -> dict[str, str]:
+    """A TORCH_EXTENSIONS_DIR holding the lock a build killed mid-way leaves behind for DeepSpeed's CPU
+    shared-memory op: before issue #36 every DeepSpeed process on the CPU waited for it, forever and idle."""
+    from torch.utils import cpp_extension
+
+    from prosfi.train.deepspeed_cpu import SHM_OP
+
+    root = tmp_path / "torch_extensions"
+    saved = os.environ.get("TORCH_EXTENSIONS_DIR")
+    os.environ["TORCH_EXTENSIONS_DIR"] = str(root)
+    try:
+        build = Path(cpp_extension._get_build_directory(SHM_OP, verbose=False))
+    finally:
+        if saved is None:
+            os.environ.pop("TORCH_EXTENSIONS_DIR")
+        else:
+            os.environ["TORCH_EXTENSIONS_DIR"] = saved
+    (build / "lock").touch()
+    return {"TORCH_EXTENSIONS_DIR": str(root)}
 
 
 def test_zero2_warm_up_then_grpo_one_wandb_run_per_stage(tiny_model, tmp_path):
@@ -55,7 +80,9 @@ def test_zero2_warm_up_then_grpo_one_wandb_run_per_stage(tiny_model, tmp_path):
     out = tmp_path / "out"
     wandb_root = tmp_path / "wandb_root"
     recipe = _recipe(tmp_path, tiny_model, output_dir=str(out), run_name="ds2", report_to=["wandb"])
-    _run_deepspeed(recipe, 2, env={"WANDB_MODE": "offline", "WANDB_DIR": str(wandb_root), "WANDB_SILENT": "true"})
+    # with a stale build lock: prosfi does not build (nor lock) DeepSpeed's CPU shared-memory op at all
+    _run_deepspeed(recipe, 2, env={"WANDB_MODE": "offline", "WANDB_DIR": str(wandb_root), "WANDB_SILENT": "true",
+                                   **_stale_build_lock(tmp_path)})
     assert (out / "sft" / "prosfi_sft_done").is_file() and (out / "model.safetensors").is_file()
     assert (out / "checkpoint-2" / "global_step2").is_dir()  # GRPO ran under DeepSpeed (its checkpoint layout)
     runs = sorted((wandb_root / "wandb").glob("offline-run-*"))
@@ -131,21 +158,13 @@ def test_the_warm_up_model_and_accelerator_state_are_released_before_grpo(tiny_m
     assert AcceleratorState._shared_state == {}  # GRPO's trainer may bring its own DeepSpeed plugin
 
 
-def _run_two_ranks(recipe: str, env: dict, timeout: int = 420) -> subprocess.CompletedProcess:
-    """`prosfi train` as two CPU processes (torchrun); a hang is killed with its whole process group."""
-    import signal
-
+def _run_two_ranks(recipe: str, env: dict, timeout: int = TWO_RANKS_TIMEOUT) -> subprocess.CompletedProcess:
+    """`prosfi train` as two CPU processes (torchrun); a hang is killed with its whole process group, and the
+    failure shows where every process stood (launch_support)."""
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
            "-m", "prosfi.train", recipe]
-    proc = subprocess.Popen(cmd, env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1", **env},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        pytest.fail(f"two-process run did not finish in {timeout} s (hang?)\n{out[-2000:]}\n{err[-2000:]}")
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    return run_launch(cmd, {**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1", **env}, timeout,
+                      what="two ZeRO-3 ranks (torchrun)")
 
 
 ZERO3 = {"ACCELERATE_USE_DEEPSPEED": "true", "ACCELERATE_DEEPSPEED_ZERO_STAGE": "3",
@@ -167,7 +186,7 @@ def test_zero3_two_processes_held_out_evaluation_runs_on_every_rank(gather, tiny
                          ds3_gather_for_generation=gather)  # False: shards gathered per forward, in lockstep
     # parameters released after each use (generation needs both ranks for every forward)
     proc = _run_two_ranks(recipe, {**ZERO3, "ACCELERATE_DEEPSPEED_CONFIG_FILE": _releasing_zero3(tmp_path, True)})
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    assert proc.returncode == 0, failure(proc)
     summary = json.loads((out / "summary.json").read_text())
     for stage in ("eval_before", "eval_after"):
         records = [json.loads(line) for line in (out / stage / "completions.jsonl").read_text().splitlines()]

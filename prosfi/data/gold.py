@@ -157,24 +157,55 @@ def sloppy_completion(problem: Problem) -> str | None:
 
 
 def careless_completion(problem: Problem, sloppy: bool = False) -> str | None:
-    """A wrong answer the way a careless reader gets one: the chain's last conclusion with its negation
-    dropped (`big ann` where the rule says `¬ big ann`) and the answer that goes with it (True for False).
+    """A wrong answer the way a careless reader gets one: it takes the goal's sign from the *last* premise that
+    concludes the goal's predicate (a distractor rule whose condition nobody has, `∀ x, wet x → ¬ big x`) instead
+    of the rule the chain reaches, cites that premise in the last step and answers by it.
 
-    Only for a True/False problem whose gold chain ends in a negated literal (None otherwise). The verifier
-    rejects the last step (the premises entail its negation) and the answer is wrong, so the outcome reward
-    and the process reward both pay it least: mixed into a warm-up, it leaves the policy unsure how to read
-    a negated rule, which GRPO with either reward can correct (the CPU demo's headroom). `sloppy` starts from
-    `sloppy_steps` instead of the gold ones.
+    Only for a True/False problem whose last such premise has the opposite sign to the gold conclusion (None
+    otherwise: there the careless reading gives the right answer). The verifier rejects the last step (its
+    rule's condition does not hold) and the answer is wrong, so the outcome reward and the process reward both
+    pay it least. Which problems it misreads follows what the prompt shows (an opposite-signed rule about the
+    goal after the real one), about as often on True problems as on False ones: mixed into a warm-up, it
+    leaves a policy that is wrong on some problems and right on others, never one that gives every problem
+    the same answer (issue #36: a warm-up whose wrong answers were all True answered True to everything).
+    `sloppy` starts from `sloppy_steps` instead of the gold ones.
     """
     import dataclasses
 
     steps = gold_steps(problem)
-    true = next((k for k, v in (problem.options or {}).items() if v == "True"), None)
-    if not steps or problem.answer_label != "False" or true is None:
+    options = problem.options or {}
+    letter = {v: k for k, v in options.items()}
+    if not steps or problem.answer_label not in ("True", "False") or not {"True", "False"} <= set(letter):
         return None
-    last = steps[-1]["conclusion"]
-    if not last.startswith("¬ "):
+    last = steps[-1]
+    negated = last["conclusion"].startswith("¬ ")
+    atom = last["conclusion"][2:] if negated else last["conclusion"]
+    misread = _last_rule_about(problem, atom.split()[0] if atom.split() else "")
+    if misread is None or misread[1] == negated or misread[0] in last["dependencies"]:
         return None
     steps = sloppy_steps(steps) if sloppy else [dict(s) for s in steps]
-    steps[-1] = {**steps[-1], "conclusion": last[2:]}
-    return render_completion(dataclasses.replace(problem, answer=true), steps)
+    deps = [misread[0], *steps[-1]["dependencies"][1:]]
+    steps[-1] = {**steps[-1], "dependencies": deps, "conclusion": ("¬ " if misread[1] else "") + atom}
+    wrong = "True" if misread[1] is False else "False"
+    return render_completion(dataclasses.replace(problem, answer=letter[wrong]), steps)
+
+
+def _last_rule_about(problem: Problem, predicate: str) -> tuple[str, bool] | None:
+    """(id, negated) of the last premise `∀ x, … → [¬] predicate x`, in the prompt's order, or None."""
+    from prosfi.logic import ast, parse
+    from prosfi.logic.errors import FormulaError
+
+    found = None
+    for premise in problem.premises:
+        try:
+            formula = parse(premise.formal)
+        except FormulaError:
+            continue
+        if not (isinstance(formula, ast.Forall) and isinstance(formula.body, ast.Implies)):
+            continue
+        head = formula.body.right
+        negated = isinstance(head, ast.Not)
+        head = head.body if negated else head
+        if isinstance(head, ast.Pred) and head.name == predicate:
+            found = (premise.id, negated)
+    return found

@@ -103,6 +103,12 @@ def evaluate(sources: Sequence[Source] | Sequence[Problem],
     from prosfi.rewards.formats import format_for
 
     all_notes += format_for(mode).eval_notes(scored)  # e.g. proofs Lean could not check here
+    from prosfi.eval.answers import answer_spread, constant_line
+
+    answers = answer_spread(scored)
+    constant = constant_line(answers, "the model", summary["overall"].get("accuracy"))
+    if constant:
+        all_notes.insert(0, constant)
     vcfg = getattr(verifier, "config", None)
     summary.update(
         n_problems=len({r["problem_id"] for r in scored}),
@@ -115,6 +121,7 @@ def evaluate(sources: Sequence[Source] | Sequence[Problem],
                   "skipped_reasons": [f"{i}: {r}" for i, r in s.skipped[:20]], "notes": s.notes[:50]}
                  for s in srcs],
         notes=all_notes,
+        answers=answers,
         **(extra or {}),
     )
     out = Path(out_dir) if out_dir else None

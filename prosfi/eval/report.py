@@ -81,6 +81,14 @@ def to_markdown(summary: dict[str, Any]) -> str:
         if src.get("skipped"):
             out.append(f"- `{src['spec']}`: {src['skipped']} records skipped "
                        f"(first: {src['skipped_reasons'][0] if src.get('skipped_reasons') else '?'})")
+    answers = summary.get("answers")
+    if answers and answers.get("top_answer") is not None:
+        baseline = answers.get("majority_baseline")
+        out.append(f"Answers: {answers['top_answer']!r} on {100 * answers['top_share']:.1f} % of the problems"
+                   + ("" if baseline is None else f"; majority-answer baseline {100 * baseline:.1f} % "
+                      f"(always {answers['majority_answer']!r})")
+                   + (" — a constant answerer." if answers.get("constant") else "."))
+        out.append("")
     notes = summary.get("notes", [])
     for note in notes[:30]:
         out.append(f"- {note}")

@@ -60,6 +60,8 @@ def record(gen: Generation, problem: Problem | None, result, fmt=None) -> dict[s
     steps = rec.get("steps") or []
     rec.update(sample=gen.sample, source=source, difficulty=difficulty, **fmt.eval_record(rec),
                tokens=gen.tokens, completion=gen.completion)
+    if problem is not None:  # the right answer, as `answer` writes it for a label (prosfi.eval.answers)
+        rec["gold_answer"] = problem.answer_label if problem.answer_label is not None else problem.answer
     columns = _eval_columns(problem)
     if columns:  # the domain reports step rates (`Domain.eval_columns`; quantity: dimension errors, grounding)
         rec.update(guarded_steps=len(steps), **{c.record: c.count(steps) for c in columns})

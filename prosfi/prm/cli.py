@@ -380,7 +380,9 @@ def _train(argv: list[str]) -> int:
         print(resolved.to_yaml(), end="")
         return 0
     from prosfi.data.hub import HubUnavailable
+    from prosfi.train.deepspeed_cpu import skip_shm_op
 
+    skip_shm_op()  # DeepSpeed on CPU: no build (and no build lock) of an op training never calls
     try:
         out = run_training(resolved)
     except BrokenPipeError:

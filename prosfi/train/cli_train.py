@@ -82,10 +82,12 @@ def run(args: argparse.Namespace, sft_only: bool = False) -> int:
                                                                 resolved.training.max_steps)
             print(f"# output_dir: {plan.line or 'a fresh run'}")
         return 0
+    from prosfi.train.deepspeed_cpu import skip_shm_op
     from prosfi.train.grpo import SetupError
     from prosfi.train.grpo import run as run_recipe
     from prosfi.train.interrupt import EXIT_INTERRUPTED, Interrupted
 
+    skip_shm_op()  # DeepSpeed on CPU: no build (and no build lock) of an op training never calls
     try:
         run_recipe(resolved, sft_only=sft_only)
     except SetupError as e:

@@ -9,9 +9,14 @@ run and each reward pooled over seeds with `verdict.judge` (paired per problem, 
 (paired by seed and problem), and says whether the expected shape shows. Every word of that line is computed
 from the intervals: if the tiny model cannot show the shape, the table says so.
 
+A policy that gives one answer to (nearly) every problem (`prosfi.eval.answers`: >= 95 %) learnt nothing about
+the problems, whatever its accuracy: a run whose policy answers so after GRPO fails its verdict, the table marks
+it and gives the majority-answer baseline next to accuracy, and the shape is not shown (issue #36).
+
 The functions on run summaries (`compare`, `table`) are pure; a run summary is
-`{"before": {problem_id: {"accuracy": x, "reward_hit": y}}, "after": {...}}` (`load_run` reads one from a run
-folder's `eval_before/` and `eval_after/`). `python -m prosfi.train.comparison --prosfi DIR... --outcome DIR...`
+`{"before": {problem_id: {"accuracy": x, "reward_hit": y}}, "after": {...}}`, optionally with
+`"answers": {"before": spread, "after": spread}` (`load_run` reads one from a run folder's `eval_before/` and
+`eval_after/`). `python -m prosfi.train.comparison --prosfi DIR... --outcome DIR...`
 prints the table and writes it (text, JSON, PNG); `launch/demo_ablation.sh` runs the runs and calls it.
 """
 
@@ -27,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from prosfi.train.verdict import KEPT_MARGIN, METRICS, judge
+from prosfi.train.verdict import KEPT_MARGIN, METRICS, judge, run_answers
 
 REWARDS = ("outcome", "prosfi")  # baseline first, as in the paper's table
 Summary = Mapping[str, Mapping[str, Mapping[str, float]]]
@@ -45,6 +50,7 @@ def load_run(run_dir: str | Path) -> dict[str, dict[str, dict[str, float]]]:
         if not (folder / "completions.jsonl").is_file():
             raise ValueError(f"{run}: no eval_{stage}/completions.jsonl (a run with eval_held_out > 0 that finished)")
         out[stage] = {pid: {m: row[m] for m in METRICS} for pid, row in per_problem(read_records(folder)).items()}
+    out["answers"] = run_answers(run)
     return out
 
 
@@ -71,8 +77,11 @@ def compare(runs: Mapping[str, Mapping[str, Summary]], n_boot: int = 10_000) -> 
     out: dict[str, Any] = {"kept_margin": KEPT_MARGIN, "rewards": {}}
     for reward in REWARDS:
         per_seed = {seed: _paired(s["before"], s["after"]) for seed, s in runs[reward].items()}
-        out["rewards"][reward] = {"runs": {seed: judge(v, n_boot) for seed, v in per_seed.items()},
-                                  "pooled": judge(_concat(list(per_seed.values())), n_boot)}
+        answers = {seed: s.get("answers") for seed, s in runs[reward].items()}
+        out["rewards"][reward] = {"runs": {seed: judge(v, n_boot, answers=[answers[seed]])
+                                           for seed, v in per_seed.items()},
+                                  "pooled": judge(_concat(list(per_seed.values())), n_boot,
+                                                  answers=list(answers.values()))}
     seeds = [s for s in runs["prosfi"] if s in runs["outcome"]]
     if seeds:
         # outcome's after as "before", prosfi's after as "after": the change is prosfi minus outcome
@@ -102,6 +111,11 @@ def shape(result: Mapping[str, Any]) -> dict[str, Any]:
         "prosfi keeps accuracy": (pro["accuracy_kept"],
                                   f"prosfi accuracy change lower bound {_pts(_lo(pro, 'accuracy'))} vs {margin}"),
     }
+    constant = {r: result["rewards"][r]["pooled"].get("constant_after", 0) for r in REWARDS}
+    parts["every policy reads the problems after GRPO"] = (
+        not any(constant.values()),
+        "runs whose policy gives one answer to >= 95 % of the problems after GRPO: "
+        + ", ".join(f"{r} {n}" for r, n in constant.items()))
     h2h = result.get("head_to_head")
     if h2h:
         parts["prosfi beats outcome on reward hit after GRPO"] = (
@@ -133,9 +147,11 @@ def table(result: Mapping[str, Any]) -> str:
         block = result["rewards"][reward]
         for seed, v in [*block["runs"].items(), ("pooled", block["pooled"])]:
             mark = ("hit up" if v["soundness_up"] else "hit NOT up") + ", " + \
-                ("acc kept" if v["accuracy_kept"] else "acc NOT kept")
+                ("acc kept" if v["accuracy_kept"] else "acc NOT kept") + \
+                (", CONSTANT answers after GRPO" if v.get("constant_after") else "")
             lines.append(f"{reward:<9}{Path(seed).name:<10}{v['accuracy']['n']:>5}  {_cell(v['accuracy']):<{width + 6}}"
                          f"{_cell(v['reward_hit']):<{width + 6}}{mark}")
+    lines += _answer_lines(result)
     h2h = result.get("head_to_head")
     if h2h:
         def diff(m):
@@ -147,6 +163,25 @@ def table(result: Mapping[str, Any]) -> str:
                      f"reward hit {diff(h2h['reward_hit'])}")
     lines.append(result["shape"]["line"])
     return "\n".join(lines)
+
+
+def _answer_lines(result: Mapping[str, Any]) -> list[str]:
+    """Per run: the most frequent answer's share before -> after GRPO, next to the majority-answer baseline (the
+    accuracy of always giving the most frequent right answer)."""
+    from prosfi.eval.answers import CONSTANT_SHARE, spread_cell
+
+    cells = []
+    for reward in REWARDS:
+        for seed, v in result["rewards"][reward]["runs"].items():
+            for a in v.get("answers") or []:
+                base = (a.get("before") or a.get("after") or {}).get("majority_baseline")
+                cells.append(f"{reward} {Path(seed).name}: {spread_cell(a.get('before'))} -> "
+                             f"{spread_cell(a.get('after'))}" + ("" if base is None else f", baseline {base:.3f}"))
+    if not cells:
+        return []
+    head = (f"most frequent answer's share of the problems, before -> after GRPO (CONSTANT: >= "
+            f"{100 * CONSTANT_SHARE:.0f} %), and the majority-answer baseline accuracy:")
+    return [head, *(f"  {c}" for c in cells)]
 
 
 def plot(result: Mapping[str, Any], path: str | Path) -> Path:

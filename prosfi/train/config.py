@@ -124,9 +124,10 @@ class _BaseScriptArguments:
     )
     sft_careless_fraction: float = field(
         default=0.0,
-        metadata={"help": "share of the SFT problems with a careless wrong-answer variant (toy: False problems, "
-                  "the negation of the last rule dropped and the answer True) that get it: a base model that is "
-                  "sometimes wrong, so held-out accuracy has room to rise under GRPO (0: off)"},
+        metadata={"help": "share of the SFT problems with a careless wrong-answer variant that get it (logic "
+                  "True/False problems where a later rule about the goal has the other sign: the trace cites that "
+                  "rule and answers by it, True and False problems alike): a base model that is sometimes wrong, "
+                  "so held-out accuracy has room to rise under GRPO (0: off)"},
     )
     sft_max_steps: int = field(default=-1, metadata={"help": "SFT optimizer steps (-1: use sft_num_train_epochs)"})
     sft_num_train_epochs: float = field(default=1.0, metadata={"help": "SFT epochs over the gold traces"})

@@ -35,9 +35,10 @@ def sft_dataset(problems: Sequence[Problem], verifier: Any = None, system_prompt
 
     `sloppy_fraction` of them (chosen with `seed`) get `gold.sloppy_completion` instead: same answer,
     a chain the verifier rejects (the CPU demo's stand-in for a careless base model).
-    `careless_fraction` of the problems that have a careless variant (`Domain.careless_completion`: the
-    toy's False problems) get it instead, chosen independently: a wrong answer, so the warm-up is unsure
-    where the base model was careless and its accuracy has room to rise.
+    `careless_fraction` of the problems that have a careless variant (`Domain.careless_completion`: toy
+    problems with a later rule about the goal of the other sign, True and False alike) get it instead, chosen
+    independently: a wrong answer, so the warm-up is wrong where the base model was careless and its
+    accuracy has room to rise.
     """
     import random
 

@@ -137,6 +137,8 @@ class Summary:
     eval_n_problems: int | None = None
     eval_mode: str | None = None  # the held-out summaries' reward_mode: its completion format's metrics are shown
     verdict: dict[str, Any] | None = None  # prosfi.train.verdict.judge: the claim against the held-out changes
+    # prosfi.eval.answers.answer_spread of each held-out evaluation: is the policy a constant answerer?
+    answers: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
     def add_held_out(self, before: dict[str, Any] | None, after: dict[str, Any] | None) -> None:
         """Attach the held-out evaluations (`prosfi eval` summaries) made before and after GRPO."""
@@ -146,6 +148,8 @@ class Summary:
         if after is not None:
             self.eval_after = after.get("overall", after)
         self.eval_mode = next((s.get("reward_mode") for s in (before, after) if s is not None), None)
+        self.answers = {stage: s.get("answers") for stage, s in (("before", before), ("after", after))
+                        if s is not None and s.get("answers") is not None}
 
     def plot_reward(self, rows: Sequence[dict[str, Any]], path: str | Path) -> Path | None:
         """The training reward per GRPO step (and its moving mean) as a PNG; None without matplotlib/rows."""
@@ -182,6 +186,24 @@ class Summary:
         for key in HELD_OUT_METRICS + tuple(c.metric for c in format_of(self.eval_mode).eval_columns):
             cells = [_cell(m, key) for m in (self.eval_before, self.eval_after)]
             lines.append(f"{key:<18}{cells[0]:>22}{cells[1]:>22}")
+        return lines + self._answer_lines()
+
+    def _answer_lines(self) -> list[str]:
+        """The most frequent answer's share and the majority-answer baseline, and a line for each evaluation
+        whose policy gives one answer to (nearly) every problem."""
+        from prosfi.eval.answers import constant_line, spread_cell
+
+        if not self.answers:
+            return []
+        spreads = [self.answers.get(stage) for stage in ("before", "after")]
+        baselines = [f"{a['majority_baseline']:.3f} ({a['majority_answer']})"
+                     if a and a.get("majority_baseline") is not None else "n/a" for a in spreads]
+        lines = [f"{'top answer share':<18}{spread_cell(spreads[0]):>22}{spread_cell(spreads[1]):>22}",
+                 f"{'majority baseline':<18}{baselines[0]:>22}{baselines[1]:>22}"]
+        for spread, metrics, when in zip(spreads, (self.eval_before, self.eval_after), ("before", "after")):
+            line = constant_line(spread, f"the policy {when} GRPO", (metrics or {}).get("accuracy"))
+            if line:
+                lines.append(line)
         return lines
 
     def as_dict(self) -> dict[str, Any]:
@@ -191,6 +213,8 @@ class Summary:
         if self.eval_before is not None or self.eval_after is not None:
             out["eval_before"] = self.eval_before
             out["eval_after"] = self.eval_after
+        if self.answers:
+            out["answers"] = self.answers
         if self.verdict is not None:
             out["verdict"] = self.verdict
         return out

@@ -5,7 +5,10 @@ A run with `eval_held_out` evaluates the same held-out problems before and after
 fully verified chain) and in accuracy is paired; a bootstrap over problems gives each mean change a
 95 % interval (`prosfi eval compare`'s paired bootstrap). The claim holds when
 - soundness up: the reward-hit change's interval lies above 0;
-- accuracy kept: the accuracy change's interval does not reach below -2 points (`KEPT_MARGIN`).
+- accuracy kept: the accuracy change's interval does not reach below -2 points (`KEPT_MARGIN`);
+- the policy after GRPO reads the problems: it is no constant answerer (one answer to >= 95 % of the
+  held-out problems, `prosfi.eval.answers`), whose accuracy is only the share of problems with that answer
+  (issue #36). A constant answerer before GRPO is said in the line, and does not by itself fail the claim.
 
 `python -m prosfi.train.verdict RUN_DIR ...` prints one row per run and, for several runs (seeds), the
 pooled row: every (problem, seed) pair resampled together (200 problems x 3 seeds = 600 pairs).
@@ -25,6 +28,7 @@ import numpy as np
 CLAIM = "soundness up, accuracy kept"
 KEPT_MARGIN = 0.02  # "accuracy kept": the interval's lower bound is not below -2 points
 METRICS = ("reward_hit", "accuracy")
+STAGES = ("before", "after")
 
 
 def paired_values(run_dir: str | Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -45,8 +49,22 @@ def paired_values(run_dir: str | Path) -> dict[str, tuple[np.ndarray, np.ndarray
     return {m: (np.array([before[p][m] for p in shared]), np.array([after[p][m] for p in shared])) for m in METRICS}
 
 
-def judge(values: dict[str, tuple[np.ndarray, np.ndarray]], n_boot: int = 10_000, seed: int = 0) -> dict[str, Any]:
-    """The changes with their intervals and the verdict, from paired (before, after) arrays."""
+def run_answers(run_dir: str | Path) -> dict[str, dict[str, Any] | None]:
+    """The answer spread (`prosfi.eval.answers`) of a run's held-out evaluations: {"before": ..., "after": ...}
+    (None for an evaluation that is missing)."""
+    from prosfi.eval.answers import answer_spread
+    from prosfi.eval.evaluate import read_records
+
+    run = Path(run_dir)
+    return {stage: answer_spread(read_records(run / f"eval_{stage}"))
+            if (run / f"eval_{stage}" / "completions.jsonl").is_file() else None for stage in STAGES}
+
+
+def judge(values: dict[str, tuple[np.ndarray, np.ndarray]], n_boot: int = 10_000, seed: int = 0,
+          answers: Sequence[dict[str, Any] | None] = ()) -> dict[str, Any]:
+    """The changes with their intervals and the verdict, from paired (before, after) arrays. `answers`: each
+    run's `run_answers` (one for a run, one per seed for a pooled verdict); a constant answerer after GRPO in
+    any of them fails the claim."""
     from prosfi.eval.compare import paired_bootstrap
 
     out: dict[str, Any] = {"claim": CLAIM, "kept_margin": KEPT_MARGIN}
@@ -57,7 +75,12 @@ def judge(values: dict[str, tuple[np.ndarray, np.ndarray]], n_boot: int = 10_000
     hit, acc = out["reward_hit"], out["accuracy"]
     out["soundness_up"] = bool(hit["diff_ci"] and hit["diff_ci"][0] > 0)
     out["accuracy_kept"] = bool(acc["diff_ci"] and acc["diff_ci"][0] >= -KEPT_MARGIN - 1e-9)
-    out["holds"] = out["soundness_up"] and out["accuracy_kept"]
+    runs = [a for a in answers if a]
+    out["answers"] = runs
+    for stage in STAGES:  # how many runs' policies gave one answer to >= 95 % of the problems
+        out[f"constant_{stage}"] = sum(bool((a.get(stage) or {}).get("constant")) for a in runs)
+    out["reads_problems"] = out["constant_after"] == 0
+    out["holds"] = out["soundness_up"] and out["accuracy_kept"] and out["reads_problems"]
     out["line"] = verdict_line(out)
     return out
 
@@ -78,13 +101,32 @@ def verdict_line(v: dict[str, Any]) -> str:
     head = "holds" if v["holds"] else "does not hold"
     return (f"verdict: the claim \"{CLAIM}\" {head} on {hit['n']} held-out problems: reward hit "
             f"{_pts(hit['diff'])} points [{_pts(hl)}, {_pts(hh)}] ({soundness}); accuracy {_pts(acc['diff'])} "
-            f"points [{_pts(al)}, {_pts(ah)}]: {kept}")
+            f"points [{_pts(al)}, {_pts(ah)}]: {kept}{constant_clause(v)}")
+
+
+def constant_clause(v: dict[str, Any]) -> str:
+    """`; ...` naming constant answerers (after GRPO: why the claim fails; before: a warning), or ''."""
+    from prosfi.eval.answers import CONSTANT_SHARE, constant_line
+
+    runs, parts = v.get("answers") or [], []
+    for stage, when in (("after", "after GRPO"), ("before", "before GRPO")):
+        n = v.get(f"constant_{stage}", 0)
+        if not n:
+            continue
+        if len(runs) == 1:
+            parts.append(constant_line(runs[0][stage], f"the policy {when}", v["accuracy"][stage]))
+        else:
+            parts.append(f"constant answering: the policy {when} gives one answer to >= "
+                         f"{100 * CONSTANT_SHARE:.0f} % of the problems on {n} of {len(runs)} runs")
+    if v.get("constant_after"):
+        parts[0] = "NOT read: " + parts[0]
+    return "".join(f"; {p}" for p in parts)
 
 
 def run_verdict(run_dir: str | Path, n_boot: int = 10_000) -> dict[str, Any] | None:
     """The verdict of one finished run, or None when it has no held-out evaluations."""
     try:
-        return judge(paired_values(run_dir), n_boot)
+        return judge(paired_values(run_dir), n_boot, answers=[run_answers(run_dir)])
     except ValueError:
         return None
 
@@ -92,10 +134,11 @@ def run_verdict(run_dir: str | Path, n_boot: int = 10_000) -> dict[str, Any] | N
 def pooled(run_dirs: Sequence[str | Path], n_boot: int = 10_000) -> dict[str, Any]:
     """Per run and pooled over runs (every problem-run pair resampled together)."""
     per_run = {str(d): paired_values(d) for d in run_dirs}
-    rows = {d: judge(v, n_boot) for d, v in per_run.items()}
+    answers = {str(d): run_answers(d) for d in run_dirs}
+    rows = {d: judge(v, n_boot, answers=[answers[d]]) for d, v in per_run.items()}
     pooled_values = {m: (np.concatenate([v[m][0] for v in per_run.values()]),
                          np.concatenate([v[m][1] for v in per_run.values()])) for m in METRICS}
-    return {"runs": rows, "pooled": judge(pooled_values, n_boot)}
+    return {"runs": rows, "pooled": judge(pooled_values, n_boot, answers=list(answers.values()))}
 
 
 def table(result: dict[str, Any]) -> str:
@@ -109,7 +152,8 @@ def table(result: dict[str, Any]) -> str:
     for name, v in items:
         label = Path(name).name if name != "pooled" else "pooled"
         mark = ("hit up" if v["soundness_up"] else "hit NOT up") + ", " + \
-            ("acc kept" if v["accuracy_kept"] else "acc NOT kept")
+            ("acc kept" if v["accuracy_kept"] else "acc NOT kept") + \
+            (", CONSTANT answers after GRPO" if v.get("constant_after") else "")
         lines.append(f"{label:<28}{v['reward_hit']['n']:>5}  {cell(v['reward_hit']):<42}{cell(v['accuracy']):<42}{mark}")
     lines.append(result["pooled"]["line"].replace("verdict:", "pooled verdict:", 1))
     return "\n".join(lines)
