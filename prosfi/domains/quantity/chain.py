@@ -1076,6 +1076,7 @@ class QuantityChainCheck:
     def _run_at(self, point: dict[str, Value], checked: list[_Step], extra: dict | None = None) -> Value:
         """The chain's final value with the givens at `point`, exactly (its literals read as givens move)."""
         env: dict[str, Value] = dict(point)
+        index = {s.id: k for k, s in enumerate(self.steps)}
         last = None
         for k, (step, c) in enumerate(zip(self.steps, checked)):
             expr = self.state.expr(step.expr) if step.expr is not None else None
@@ -1093,7 +1094,6 @@ class QuantityChainCheck:
                 else:
                     lits[nid] = Value(value * new / old if old else value)
             if expr is not None:
-                index = {s.id: k for k, s in enumerate(self.steps)}
                 local = {d: env[d] for d in self._refs(step, index) if d in env}
                 last = evaluate(expr, local, lits)
             else:

@@ -391,7 +391,6 @@ class Algebra:
     def power(self, a: Composite, n: int) -> Composite:
         if n == 0:
             raise Collapse("raises to the power 0")
-        out = const(Fraction(1))
         base = a if n > 0 else Composite(a.den, a.num, a.uses, a.merges, a.opaque)
         num, den = {(): Fraction(1)}, {(): Fraction(1)}
         for _ in range(abs(n)):
