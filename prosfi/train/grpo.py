@@ -159,6 +159,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
     from accelerate import PartialState
     from trl import GRPOTrainer, get_peft_config
 
+    from prosfi.train import vllm_cpu
     from prosfi.train.config import sub_config
     from prosfi.train.console import install as install_console
     from prosfi.train.console import is_ratio_band
@@ -240,7 +241,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
               f"model {model_path} -> {out}", flush=True)
         _report_batch(resolved)
         point_deepspeed_at(training)  # the SFT stage's config had replaced it (ZeRO-3 loading)
-        with wandb_run(training, "grpo", out) as wandb_found:
+        with wandb_run(training, "grpo", out) as wandb_found, vllm_cpu.patched(training):
             trainer = GRPOTrainer(
                 model=model_path,
                 reward_funcs=reward_funcs,
@@ -264,6 +265,7 @@ def run(resolved: ResolvedRecipe, sft_only: bool = False) -> dict[str, Any]:
             write_model_card(trainer, out, model_args.model_name_or_path,
                              model_path != model_args.model_name_or_path)
             eval_after = heldout.after(trainer, held_out, script, training, verifier)
+            vllm_cpu.close(trainer)
     finally:
         _close(reward_funcs)
         verifier.close()
