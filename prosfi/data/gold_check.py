@@ -1,0 +1,628 @@
+"""An independent faithfulness check of a GSM8K gold trace against its reference solution (issue #35).
+
+The gold builder (`quant_gold.build_chain`) decides which given each number of a solution stands for; a wrong
+decision ("two days" for the solution's "2 trains") still earns the top reward, since the chain rules only see
+that the trace reaches the answer. This check does not use the builder's decisions. It reads the solution's
+equations (`gsm8k.equations`) as a function of the givens on its own: each number of an equation is bound to
+what the solution's words say it is, and the trace's answer must be that same function.
+
+- **Owners.** A number of an equation may be an earlier result with that value, a given stating it (its written
+  number, its value, a money amount in the other unit: `25` for "$0.25"), a fraction given's reciprocal (`/ 2`
+  for "half"), complement or growth (`0.8`, `80` for "20 %", `1.15` for "15 %"), or a number nothing in the
+  question states (a constant: it stays fixed). A pair `a / b` whose value is a fraction given or a result is one
+  number. A listed constant (`quant.licensed`: 60 with hours and minutes, always 0, 1, 2, 1/2) that a given
+  also states may be either.
+- **The solution's words decide.** The words the solution writes after the number ("460 miles / 2 trains": `train`)
+  are compared with the words the question writes with each given ("Two trains leave": `train`; "two days":
+  `day`) and after each earlier result; where some owners match and others do not, only the matching ones stay.
+  Where the words do not decide, every owner stays.
+- **One function.** Every reading (one owner a number) gives a function of the givens; they are evaluated exactly
+  at `POINTS` re-assignments where every given moves on its own (same-valued givens too: nothing ties them).
+  The trace passes only if every reading the words leave is the same function and the trace computes it
+  (its final value a fixed unit factor, 1, 100 or 1/100, of the reference's). Readings that disagree are a
+  binding the text does not settle: the trace is dropped, never guessed.
+
+`issue(problem, steps)` returns '' or the reason, `faithful: <class>: ...`, with the classes of `CLASSES`.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import random
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from prosfi.data.problem import Problem
+
+POINTS = 3  # re-assignments of the givens the functions are compared at
+MAX_READINGS = 256  # readings of the solution's numbers; more is refused as unsettled
+CLASSES = {
+    "unread": "the solution cannot be read as a function (no equation computes the answer, one does not hold, "
+              "or it is outside plain arithmetic)",
+    "ambiguous": "the solution's words leave numbers whose readings are different functions of the givens",
+    "mismatch": "the trace computes another function of the givens than the solution",
+    "trace": "the trace cannot be evaluated at the moved givens",
+}
+_SEED = 0x35_601D
+
+# ------------------------------------------------------------------ words
+_STOP = frozenset("a an the of and or to in on at for from by with than then that this these those it its is are was "
+                  "were be been he she they we you his her their our my your each every per more less fewer total "
+                  "all so which who what how many much left remaining altogether together other another extra same "
+                  "about over into out up down as has have had will would can could also just only there here "
+                  "first second third next last one two three four five six seven eight nine ten twelve half "
+                  "times time".split())
+_ABBREV = {"mph": ("mile", "hour"), "hr": ("hour",), "hrs": ("hour",), "h": ("hour",), "min": ("minute",),
+           "mins": ("minute",), "sec": ("second",), "secs": ("second",), "lb": ("pound",), "lbs": ("pound",),
+           "oz": ("ounce",), "ft": ("foot",), "yd": ("yard",), "yds": ("yard",), "mi": ("mile",), "km": ("kilometer",),
+           "cm": ("centimeter",), "kg": ("kilogram",), "g": ("gram",), "l": ("liter",), "ml": ("milliliter",),
+           "dollar": ("$",), "dollars": ("$",), "cent": ("cent",), "cents": ("cent",), "percent": ("%",),
+           "feet": ("foot",), "people": ("person",), "children": ("child",), "men": ("man",), "women": ("woman",),
+           "teeth": ("tooth",), "mice": ("mouse",), "geese": ("goose",)}
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_BREAK = re.compile(r"[.,;:?!()=<>+*/×÷\d\n\"]|\s[-x]\s")  # where the words that go with a number stop
+
+
+def stem(word: str) -> str:
+    """A word to a comparable singular ("trains" -> "train", "boxes" -> "box", "berries" -> "berry")."""
+    w = word.lower().strip("'’-")
+    w = re.sub(r"['’]s?$", "", w)
+    if len(w) <= 3 or w.endswith(("ss", "us", "is")):
+        return w
+    if w.endswith("ies"):
+        return w[:-3] + "y"
+    if re.search(r"(?:s|x|z|ch|sh)es$", w):
+        return w[:-2]
+    return w[:-1] if w.endswith("s") else w
+
+
+def words_of(text: str, limit: int = 3) -> frozenset[str]:
+    """The content words of `text` up to the first break (punctuation, another number, an operator), at most
+    `limit` of them, stemmed and unabbreviated ("miles/hour" stops at the slash; "mph" is mile and hour)."""
+    cut = _BREAK.search(text)
+    text = text[:cut.start()] if cut else text
+    out: set[str] = set()
+    for w in _WORD.findall(text)[:limit + 2]:
+        low = w.lower()
+        if low in _ABBREV:
+            out.update(_ABBREV[low])
+        elif low not in _STOP and len(out) < limit:
+            out.add(stem(low))
+    return frozenset(out)
+
+
+_MULTIPLIER = re.compile(r"(?i)(?:twice|double[sd]?|triple[sd]?|thrice|quadruple[sd]?|(?:a |one )?half|halves)")
+_NUMBER = re.compile(r"(\$\s?)?((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(\s?%)?")
+
+
+_SPELLED = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                                       "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split())}
+_SPELLED_RE = re.compile(r"(?i)\b(" + "|".join(_SPELLED) + r")\b")
+
+
+_ORDINAL = frozenset("first second third fourth fifth last next other remaining initial final".split())
+
+
+def word_before(text: str, start: int) -> frozenset[str]:
+    """An ordinal right before a number ("his first 3 customers", "the last 3"): it tells two counts apart."""
+    m = re.search(r"([A-Za-z]+)\s*$", text[max(0, start - 30):start])
+    return frozenset({m.group(1).lower()}) if m and m.group(1).lower() in _ORDINAL else frozenset()
+
+
+def number_words(line: str, value: Fraction) -> frozenset[str]:
+    """What the solution line says `value` is: the words after each place the prose writes it, in digits or in
+    words ("three times as long" -> long; annotations left out, their results kept), `$` where a dollar sign
+    precedes it, `%` where a percent sign follows."""
+    return frozenset().union(*number_places(line, value))
+
+
+def number_places(line: str, value: Fraction) -> list[frozenset[str]]:
+    """`number_words` for each place the prose writes `value`, in the order they stand."""
+    prose = re.sub(r"<<[^<>]*>>", " ", line)
+    places: list[tuple[int, frozenset[str]]] = []
+    for m in _SPELLED_RE.finditer(prose):
+        if _SPELLED[m.group(1).lower()] == value:
+            places.append((m.start(), words_of(prose[m.end():], 2) | word_before(prose, m.start())))
+    numbers = [m for m in _NUMBER.finditer(prose)
+               if not (m.start() > 0 and (prose[m.start() - 1].isalnum() or prose[m.start() - 1] in "./"))]
+    plain_too = any(not m.group(3) and Fraction(m.group(2).replace(",", "")) == value for m in numbers)
+    for m in numbers:
+        n = Fraction(m.group(2).replace(",", ""))
+        pct = bool(m.group(3))
+        if n != value and not (pct and n / 100 == value):
+            continue
+        if pct and n == value and plain_too:  # "a 20% fee on the $20.00 ... .20*20": the 20 is the $20
+            continue
+        out = set(words_of(prose[m.end():].lstrip("/ "), 2) if prose[m.end():m.end() + 1] == "/" else
+                  words_of(prose[m.end():], 2)) | word_before(prose, m.start())
+        if m.group(1):
+            out.add("$")
+        if pct:
+            out.add("%")
+        places.append((m.start(), frozenset(out)))
+    return [w for _, w in sorted(places, key=lambda p: p[0])]
+
+
+def given_words(question: str, g: dict) -> frozenset[str]:
+    """What the question says a given is: its own words ("two days" -> day, "4 miles per hour" -> mile, hour)
+    and up to three words after it ("Two trains leave" -> train, leave); `$` for money, `%` for a percentage."""
+    text = str(g.get("text") or "")
+    out = set(words_of(re.sub(r"[\d.,/$%-]+", " ", text), 4))
+    try:
+        rest = question[int(g.get("end", 0)):]
+    except (TypeError, ValueError):
+        rest = ""
+    out |= words_of(rest, 3)
+    try:
+        out |= word_before(question, int(g.get("start", 0)))
+    except (TypeError, ValueError):
+        pass
+    unit = str(g.get("unit") or "")
+    if unit in ("USD", "cent") or text.lstrip().startswith("$"):
+        out.add("$")
+    if unit in ("percent", "%") or "%" in text:
+        out.add("%")
+    return frozenset(out)
+
+
+# ------------------------------------------------------------------ the solution as a function
+@dataclass
+class _Lit:
+    """One number of an equation: its position in the equation's literal list, value and owners."""
+
+    pos: int
+    value: Fraction
+    owners: list[tuple] = field(default_factory=list)
+
+
+@dataclass
+class _Eq:
+    tree: ast.AST
+    lits: list[_Lit]
+    result: Fraction
+
+
+def _literal_nodes(tree: ast.AST, pair_ok, percent_of) -> list[tuple[Any, Fraction, bool]]:
+    """The numbers of an expression in order: a Constant, or a pair `a / b` of constants that `pair_ok` takes as
+    one number (its value); each with whether it is a whole (the 1 of `1 - 3/4`, the 100 of `100 - 20` where
+    `percent_of(20)`: a percentage given states 20)."""
+    out: list[tuple[Any, Fraction, bool]] = []
+
+    def walk(node, whole=False):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.left, ast.Constant) \
+                and isinstance(node.right, ast.Constant) and node.right.value:
+            v = Fraction(str(node.left.value)) / Fraction(str(node.right.value))
+            if pair_ok(v):
+                out.append((node, v, False))
+                return
+        if isinstance(node, ast.Constant):
+            out.append((node, Fraction(str(node.value)), whole))
+            return
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and \
+                isinstance(node.left, ast.Constant) and Fraction(str(node.left.value)) in (1, 100):
+            try:
+                part = _evaluate(node.right, {})
+            except (ValueError, ZeroDivisionError, OverflowError):
+                part = None
+            # `1 - 3/4`, `1 + 0.15`, `100 - 20` for "20 %": the whole, not a given "one day" or "100 students"
+            whole = part is not None and (0 < part < 1 if node.left.value == 1 else percent_of(part))
+            walk(node.left, whole)
+            walk(node.right)
+            return
+        for child in ast.iter_child_nodes(node):
+            walk(child)
+
+    walk(tree)
+    return out
+
+
+def _factor_nodes(tree: ast.AST) -> set[int]:
+    """The ids of the constants that are an operand of `*` or `/`."""
+    return {id(side) for node in ast.walk(tree) if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div))
+            for side in (node.left, node.right) if isinstance(side, ast.Constant)}
+
+
+def _evaluate(node: ast.AST, values: dict[int, Fraction]) -> Fraction:
+    if id(node) in values:
+        return values[id(node)]
+    if isinstance(node, ast.Expression):
+        return _evaluate(node.body, values)
+    if isinstance(node, ast.Constant):
+        return Fraction(str(node.value))
+    if isinstance(node, ast.UnaryOp):
+        v = _evaluate(node.operand, values)
+        return -v if isinstance(node.op, ast.USub) else v
+    if isinstance(node, ast.BinOp):
+        a, b = _evaluate(node.left, values), _evaluate(node.right, values)
+        if isinstance(node.op, ast.Add):
+            return a + b
+        if isinstance(node.op, ast.Sub):
+            return a - b
+        if isinstance(node.op, ast.Mult):
+            return a * b
+        if isinstance(node.op, ast.Div):
+            return a / b
+        if isinstance(node.op, ast.Pow) and b.denominator == 1 and abs(b) <= 16:
+            return a ** int(b)
+    raise ValueError("not plain arithmetic")
+
+
+@dataclass
+class Reading:
+    """The solution read as functions of the givens: equations, each number with the owners its words leave."""
+
+    eqs: list[_Eq]
+    final: int
+    nodes: list[list[Any]]  # per equation, the literal nodes (parallel to eqs[k].lits)
+    money: bool = False  # the answer is in dollars or cents
+    plain: frozenset = frozenset()  # the listed constants this problem licenses: plain numbers, never dollars
+
+
+class _Givens:
+    """The givens' values, the numbers each states, and the words that say what each is."""
+
+    def __init__(self, problem: Problem):
+        from prosfi.quant import parse_quantity
+
+        self.values: dict[str, Any] = {}
+        self.numbers: dict[str, set[Fraction]] = {}
+        self.words: dict[str, frozenset[str]] = {}
+        self.money: dict[str, int] = {}
+        self.fraction: dict[str, Fraction] = {}  # dimensionless givens strictly between 0 and 1
+        self.percent: dict[str, Fraction] = {}  # the N of an "N %" given
+        for g in problem.givens:
+            gid = str(g.get("id"))
+            try:
+                v = parse_quantity({"value": g["value"], "unit": g.get("unit") or ""})
+            except Exception:  # noqa: BLE001 - a given the quantity reader refuses is no given here
+                continue
+            self.values[gid] = v
+            self.money[gid] = 1 if str(g.get("unit") or "") in ("USD", "cent") else 0
+            nums: set[Fraction] = set()
+            if isinstance(v.mag, Fraction):
+                nums.add(v.mag)
+            try:
+                written = Fraction(str(g["value"]).replace(",", ""))
+                nums.add(written)
+            except (ValueError, ZeroDivisionError):
+                written = None
+            unit = str(g.get("unit") or "")
+            if unit in ("USD", "cent"):
+                shown = Fraction(v.magnitude_in("USD"))
+                nums |= {shown, shown * 100}
+            if unit in ("percent", "%") and written is not None:
+                self.percent[gid] = written
+            if v.dimensionless and isinstance(v.mag, Fraction) and 0 < v.mag < 1:
+                self.fraction[gid] = v.mag
+            self.numbers[gid] = nums
+            self.words[gid] = given_words(problem.question, g)
+        # a multiplier word ("twice", "half") is a fixed multiple, as the chain's literal 2 for it: it does not move
+        self.fixed = {str(g.get("id")) for g in problem.givens if _MULTIPLIER.fullmatch(str(g.get("text") or "").strip())}
+        # givens the question states with one number and the same words ("$5 for 8 weeks. At the end of the 8
+        # weeks") are one quantity said twice: they move together
+        self.tie: dict[str, str] = {}
+        seen: dict[tuple, str] = {}
+        for gid, v in self.values.items():
+            key = (v.mag, v.dims, self.words[gid])
+            if self.words[gid]:
+                self.tie[gid] = seen.setdefault(key, gid)
+            else:
+                self.tie[gid] = gid
+
+
+def read_solution(problem: Problem, givens: _Givens) -> Reading | str:
+    """The solution's equations with every number's owners after the words have spoken, or why it cannot be read."""
+    from prosfi.data.gsm8k import equations
+    from prosfi.data.quant_gold import constant_context
+    from prosfi.quant.expr import group_fractions
+    from prosfi.quant.licensed import ALLOWED_CONSTANTS, allowed_constant, fact_words, in_context
+
+    solution = str((problem.extra or {}).get("solution") or "")
+    try:
+        gold = Fraction(str(problem.answer.get("value")))
+    except (ValueError, ZeroDivisionError, AttributeError):
+        return "unread: the answer is not a number"
+    percent = str(problem.answer.get("unit") or "") in ("percent", "%")
+    context = constant_context(problem)
+    eqs: list[_Eq] = []
+    nodes: list[list[Any]] = []
+    results: list[Fraction] = []
+    result_words: list[frozenset[str]] = []
+    final = -1
+    for eq in equations(solution):
+        try:
+            tree = ast.parse(group_fractions(eq.expr), mode="eval")
+            stated = Fraction(eq.result)
+            got = _evaluate(tree, {})
+        except (SyntaxError, ValueError, ZeroDivisionError, OverflowError, RecursionError):
+            return f"unread: {eq.expr!r} is not plain arithmetic"
+        if abs(got - stated) > abs(stated) / 100 + Fraction(1, 10**9):
+            return f"unread: {eq.expr} = {float(stated):g} does not hold"
+        line = eq.text
+
+        def pair_ok(v: Fraction) -> bool:
+            return 0 < v < 1 and (v in givens.fraction.values() or v in results)
+
+        lits, nlist = [], []
+        found = _literal_nodes(tree, pair_ok, lambda n: n in givens.percent.values())
+        factors = _factor_nodes(tree)
+        for pos, (node, value, whole) in enumerate(found):
+            owners = _owners(value, givens, results, context, in_context)
+            if whole:  # the 1 of `1 - 3/4`; the 100 of `100 - 20` for "20 %" unless a given or result states 100
+                owners = [("whole",)] + ([o for o in owners if o[0] in ("given", "result")] if value == 100 else [])
+            if id(node) not in factors:  # a reciprocal of "half" or "a third" multiplies or divides, never adds
+                owners = [o for o in owners if o[0] != "inverse"] or [("const",)]
+            if value == 1 and id(node) in factors:  # `44 * 1` for "1 shirt from each vacation": a plain factor 1
+                owners = [o for o in owners if o[0] != "given" or not givens.values[o[1]].dimensionless] or \
+                    [("const",)]  # is no data (no chain may cite it); "9 x $1" is a price
+            same = [n for n, v, _ in found if v == value]
+            said = None
+            if len(same) == 1:  # words name a number written once in the equation
+                said = number_words(line, value) if not isinstance(node, ast.BinOp) else \
+                    number_words(line, Fraction(str(node.left.value)))
+            else:  # "5 dance classes 5 days a week so that's 5*5": as many places with words as numbers, in order
+                places = [w for w in number_places(line, value) if w]
+                if len(places) == len(same):
+                    said = places[same.index(node)]
+            if said is not None:
+                owners = _by_words(owners, said, givens, result_words, fact_words(value, context))
+            lits.append(_Lit(pos, value, owners))
+            nlist.append(node)
+        eqs.append(_Eq(tree, lits, stated))
+        nodes.append(nlist)
+        results.append(stated)
+        result_words.append(number_words(line, stated))
+        if stated == gold or (percent and stated * 100 == gold) or \
+                abs(stated - gold) <= abs(gold) / 10**6:
+            final = len(eqs) - 1
+    if final < 0:
+        return "unread: no equation of the solution computes the answer"
+    plain = frozenset(c for c in ALLOWED_CONSTANTS if allowed_constant(c, context))
+    return Reading(eqs, final, nodes, str(problem.answer.get("unit") or "") in ("USD", "cent"), plain)
+
+
+def _owners(value, givens: _Givens, results, context, in_context) -> list[tuple]:
+    owners: list[tuple] = [("result", j) for j in range(len(results) - 1, -1, -1) if results[j] == value]
+    owners += [("given", gid) for gid, nums in givens.numbers.items() if value in nums]
+    if value:
+        owners += [("inverse", gid) for gid, f in givens.fraction.items() if 1 / f == value]
+    if not owners:  # 0.8 or 80 for "20 % off", 1.15 for "a 15 % tip"
+        for gid, f in givens.fraction.items():
+            if value == 1 - f:
+                owners.append(("complement", gid))
+            elif value == 1 + f:
+                owners.append(("growth", gid))
+        for gid, n in givens.percent.items():
+            if value == 100 - n:
+                owners.append(("complement100", gid))
+            elif value == 100 + n:
+                owners.append(("growth100", gid))
+    if not owners:
+        return [("const",)]
+    if in_context(value, context):  # a fact a pair of the question's words names (7 days a week), where the
+        owners.append(("fact",))  # solution's words name it (`_by_words`): a number a given states is that given
+    return owners
+
+
+def _by_words(owners: list[tuple], said: frozenset[str], givens: _Givens, result_words,
+             facts: frozenset[str]) -> list[tuple]:
+    """The owners the solution's words name, where they name some and not others; else all of them."""
+    if len(owners) < 2 or not said:
+        return [o for o in owners if o[0] != "fact"] or owners
+    if "$" in said:  # "$2 per bottle": the dollar amount, not the 2 bottles
+        owners = [o for o in owners if o[0] != "given" or givens.money[o[1]]] or owners
+
+    def named(o: tuple) -> int:  # how many of the words name it ("first 3 customers": the first, not the last)
+        if o[0] == "given":
+            return len(said & givens.words[o[1]])
+        if o[0] == "result":
+            return len(said & result_words[o[1]])
+        if o[0] == "fact":  # the fact's own words, and a weekday's days of the week
+            return len(said & ({stem(w) for w in facts} | ({"day", "week"} if "weekday" in facts else set())))
+        return 0
+
+    score = {o: named(o) for o in owners}
+    best = max(score.values())
+    hit = [o for o in owners if score[o] == best and best]
+    return hit if hit else [o for o in owners if o[0] != "fact"]
+
+
+def _run(reading: Reading, choice: dict[tuple[int, int], tuple], factors: dict[str, Fraction],
+         givens: _Givens) -> Fraction:
+    """The solution's answer when every given is multiplied by its factor, under one choice of owners."""
+    results: list[Fraction] = []
+    powers: list[int | None] = []
+    for k, eq in enumerate(reading.eqs[:reading.final + 1]):
+        values: dict[int, Fraction] = {}
+        money: dict[int, int | None] = {}
+        for lit, node in zip(eq.lits, reading.nodes[k]):
+            owner = choice.get((k, lit.pos), lit.owners[0])
+            kind = owner[0]
+            if kind in ("const", "fact", "whole"):
+                money[id(node)] = None if kind == "const" and lit.value not in reading.plain else 0
+                continue
+            if kind == "result":
+                v = results[owner[1]]
+            elif kind == "given":
+                v = lit.value * factors[owner[1]]
+            elif kind == "inverse":
+                v = lit.value / factors[owner[1]]
+            elif kind in ("complement", "growth"):
+                f = givens.fraction[owner[1]] * factors[owner[1]]
+                v = 1 - f if kind == "complement" else 1 + f
+            else:  # complement100, growth100
+                n = givens.percent[owner[1]] * factors[owner[1]]
+                v = 100 - n if kind == "complement100" else 100 + n
+            values[id(node)] = v
+            money[id(node)] = powers[owner[1]] if kind == "result" else \
+                givens.money.get(owner[1], 0) if kind == "given" else 0
+        powers.append(_money_power(eq.tree, money))
+        results.append(_evaluate(eq.tree, values))
+    if reading.money and powers[reading.final] not in (None, 1):
+        raise ValueError("the answer is money, this reading computes no money")
+    return results[reading.final]
+
+
+def _money_power(node: ast.AST, money: dict[int, int | None]) -> int | None:
+    """The power of dollars an expression carries (None: unknown, a number nothing states); ValueError where it
+    adds dollars to a plain number ($100 - 30 % is no reading)."""
+    if id(node) in money:
+        return money[id(node)]
+    if isinstance(node, ast.Expression):
+        return _money_power(node.body, money)
+    if isinstance(node, ast.Constant):
+        return None
+    if isinstance(node, ast.UnaryOp):
+        return _money_power(node.operand, money)
+    if isinstance(node, ast.BinOp):
+        a, b = _money_power(node.left, money), _money_power(node.right, money)
+        if isinstance(node.op, (ast.Add, ast.Sub)):
+            if a is not None and b is not None and a != b:
+                raise ValueError("dollars added to a plain number")
+            return a if a is not None else b
+        if a is None or b is None:
+            return None
+        if isinstance(node.op, ast.Mult):
+            return a + b
+        if isinstance(node.op, ast.Div):
+            return a - b
+    return None
+
+
+def _needed(reading: Reading) -> list[tuple[int, int]]:
+    """The (equation, number) slots the answer can depend on: those of the final equation and, through their
+    result owners, of the equations before it."""
+    need, stack, slots = set(), [reading.final], []
+    while stack:
+        k = stack.pop()
+        if k in need:
+            continue
+        need.add(k)
+        for lit in reading.eqs[k].lits:
+            stack.extend(o[1] for o in lit.owners if o[0] == "result")
+    for k in sorted(need):
+        slots.extend((k, lit.pos) for lit in reading.eqs[k].lits if len(lit.owners) > 1)
+    return slots
+
+
+def _trace_value(steps: list[dict], givens: _Givens, factors: dict[str, Fraction]) -> Fraction:
+    from prosfi.quant import evaluate, parse_expr
+    from prosfi.quant.units import Value
+
+    env = {gid: Value(v.mag * factors[gid], v.dims, v.unit) for gid, v in givens.values.items()}
+    last = None
+    for s in steps:
+        last = evaluate(parse_expr(str(s["expr"])), env)
+        env[str(s["id"])] = last
+    if last is None:
+        raise ValueError("no steps")
+    return Fraction(last.mag)
+
+
+@dataclass
+class Verdict:
+    """What the check found: `issue` ('' passes), the number of distinct functions the readings left, and
+    whether the trace computes one of them."""
+
+    issue: str
+    functions: int = 0
+    matches: bool = False
+    detail: dict = field(default_factory=dict)
+
+
+def check(problem: Problem, steps: list[dict] | None = None) -> Verdict:
+    """The trace `steps` (default: the problem's gold steps) against the solution (module docstring)."""
+    steps = steps if steps is not None else (problem.extra or {}).get("gold_steps")
+    if not steps:
+        return Verdict("faithful: trace: no steps")
+    givens = _Givens(problem)
+    reading = read_solution(problem, givens)
+    if isinstance(reading, str):
+        return Verdict(f"faithful: {reading}")
+    slots = _needed(reading)
+    owner_lists = [next(lit.owners for lit in reading.eqs[k].lits if lit.pos == p) for k, p in slots]
+    total = 1
+    for o in owner_lists:
+        total *= len(o)
+    if total > MAX_READINGS:
+        return Verdict(f"faithful: ambiguous: {total} readings of the solution's numbers (more than {MAX_READINGS})")
+    rng = random.Random(_SEED)
+    ids = sorted(givens.values)
+    base = {gid: Fraction(1) for gid in ids}
+    points = [base]
+    for _ in range(POINTS):
+        moved = {gid: Fraction(1) if gid in givens.fixed else Fraction(rng.randint(1009, 9973), rng.randint(1009, 9973))
+                 for gid in ids}
+        points.append({gid: moved[givens.tie[gid]] for gid in ids})
+    try:
+        trace = [_trace_value(steps, givens, pt) for pt in points]
+    except Exception as exc:  # noqa: BLE001 - a trace that breaks at moved givens is not checked
+        return Verdict(f"faithful: trace: {exc}")
+    functions: dict[tuple, list[dict]] = {}
+    combos = [c for c in itertools.product(*owner_lists) if _distinct(reading, slots, c)]
+    for combo in combos or itertools.product(*owner_lists):
+        choice = dict(zip(slots, combo))
+        try:
+            key = tuple(_run(reading, choice, pt, givens) for pt in points)
+        except (ZeroDivisionError, ValueError, OverflowError):
+            continue
+        functions.setdefault(key, []).append(choice)
+    if not functions:
+        return Verdict("faithful: unread: the solution breaks at the moved givens")
+    matching = [key for key in functions if _same(trace, key)]
+    detail = {"functions": len(functions), "readings": total}
+    if len(functions) > 1:
+        what = _unsettled(slots, owner_lists)
+        return Verdict(f"faithful: ambiguous: the solution's words leave {what}", len(functions), bool(matching),
+                       detail)
+    if not matching:
+        ref = next(iter(functions))
+        return Verdict(f"faithful: mismatch: the trace's answer is another function of the givens than the "
+                       f"solution's (at moved givens {float(trace[1]):g}, the solution {float(ref[1]):g})",
+                       1, False, detail)
+    return Verdict("", 1, True, detail)
+
+
+def _distinct(reading: Reading, slots, combo) -> bool:
+    """Within one equation each given or result stands for at most one of its numbers (`5 * 5` for 5 children
+    and the 5 pounds each eats is not children squared); where no reading keeps to that, repeats are read."""
+    chosen = dict(zip(slots, combo))
+    for k, eq in enumerate(reading.eqs):
+        seen = set()
+        for lit in eq.lits:
+            o = chosen.get((k, lit.pos), lit.owners[0])
+            if o[0] not in ("const", "fact", "whole"):
+                if o in seen:
+                    return False
+                seen.add(o)
+    return True
+
+
+def _same(trace: list[Fraction], ref: tuple) -> bool:
+    """The trace is the reference times one unit factor (1, 100 or 1/100: cents, dollars, percent)."""
+    for ratio in (Fraction(1), Fraction(100), Fraction(1, 100)):
+        if all(t == ratio * r for t, r in zip(trace, ref)):
+            return True
+    return False
+
+
+def _unsettled(slots, owner_lists) -> str:
+    parts = []
+    for (k, _), owners in zip(slots, owner_lists):
+        names = ", ".join(o[0] if len(o) == 1 else f"{o[0]} {o[1]}" for o in owners)
+        parts.append(f"eq {k + 1}: {names}")
+        if len(parts) == 3:
+            break
+    return "several readings (" + "; ".join(parts) + ")"
+
+
+def issue(problem: Problem, steps: list[dict] | None = None) -> str:
+    """'' when the trace computes the solution's function under the binding its words support, else why not."""
+    return check(problem, steps).issue
+
+
+__all__ = ["CLASSES", "POINTS", "Verdict", "check", "given_words", "issue", "number_words", "read_solution", "stem",
+           "words_of"]
