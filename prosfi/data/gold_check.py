@@ -31,6 +31,7 @@ import ast
 import itertools
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -49,12 +50,7 @@ CLASSES = {
 _SEED = 0x35_601D
 
 # ------------------------------------------------------------------ words
-_STOP = frozenset("a an the of and or to in on at for from by with than then that this these those it its is are was "
-                  "were be been he she they we you his her their our my your each every per more less fewer total "
-                  "all so which who what how many much left remaining altogether together other another extra same "
-                  "about over into out up down as has have had will would can could also just only there here "
-                  "first second third next last one two three four five six seven eight nine ten twelve half "
-                  "times time".split())
+_STOP = frozenset(["a", "an", "the", "of", "and", "or", "to", "in", "on", "at", "for", "from", "by", "with", "than", "then", "that", "this", "these", "those", "it", "its", "is", "are", "was", "were", "be", "been", "he", "she", "they", "we", "you", "his", "her", "their", "our", "my", "your", "each", "every", "per", "more", "less", "fewer", "total", "all", "so", "which", "who", "what", "how", "many", "much", "left", "remaining", "altogether", "together", "other", "another", "extra", "same", "about", "over", "into", "out", "up", "down", "as", "has", "have", "had", "will", "would", "can", "could", "also", "just", "only", "there", "here", "first", "second", "third", "next", "last", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "half", "times", "time"])
 _ABBREV = {"mph": ("mile", "hour"), "hr": ("hour",), "hrs": ("hour",), "h": ("hour",), "min": ("minute",),
            "mins": ("minute",), "sec": ("second",), "secs": ("second",), "lb": ("pound",), "lbs": ("pound",),
            "oz": ("ounce",), "ft": ("foot",), "yd": ("yard",), "yds": ("yard",), "mi": ("mile",), "km": ("kilometer",),
@@ -76,7 +72,7 @@ def stem(word: str) -> str:
         return w[:-3] + "y"
     if re.search(r"(?:s|x|z|ch|sh)es$", w):
         return w[:-2]
-    return w[:-1] if w.endswith("s") else w
+    return w.removesuffix("s")
 
 
 def words_of(text: str, limit: int = 3) -> frozenset[str]:
@@ -94,22 +90,29 @@ def words_of(text: str, limit: int = 3) -> frozenset[str]:
     return frozenset(out)
 
 
+_MORE = r"more|fewer|less|longer|shorter|older|younger|taller|heavier|lighter|faster|slower|higher|lower|cheaper"
+_TIMES_AFTER = re.compile(r"\s+times\s+(?:as|that|the|what|his|her|their|its|this|" + _MORE + r")\b", re.IGNORECASE)
+_THAN_AFTER = re.compile(r"(?:\s+[A-Za-z'’-]+){0,2}?\s+(?:" + _MORE + r")\s+(?:[A-Za-z'’-]+\s+){0,2}?than\b", re.IGNORECASE)
 _MULTIPLIER = re.compile(r"(?i)(?:twice|double[sd]?|triple[sd]?|thrice|quadruple[sd]?|(?:a |one )?half|halves)")
 _NUMBER = re.compile(r"(\$\s?)?((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(\s?%)?")
 
 
-_SPELLED = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
-                                       "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split())}
+_SPELLED = {w: i for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
 _SPELLED_RE = re.compile(r"(?i)\b(" + "|".join(_SPELLED) + r")\b")
 
 
-_ORDINAL = frozenset("first second third fourth fifth last next other remaining initial final".split())
+_ORDINAL = frozenset(["first", "second", "third", "fourth", "fifth", "last", "next", "other", "remaining", "initial", "final"])
 
 
 def word_before(text: str, start: int) -> frozenset[str]:
     """An ordinal right before a number ("his first 3 customers", "the last 3"): it tells two counts apart."""
     m = re.search(r"([A-Za-z]+)\s*$", text[max(0, start - 30):start])
     return frozenset({m.group(1).lower()}) if m and m.group(1).lower() in _ORDINAL else frozenset()
+
+
+def said_none(line: str, value: Fraction) -> bool:
+    """The line writes no words after `value` (a bare `20 * 2`)."""
+    return not number_words(line, value)
 
 
 def number_words(line: str, value: Fraction) -> frozenset[str]:
@@ -122,10 +125,10 @@ def number_words(line: str, value: Fraction) -> frozenset[str]:
 def number_places(line: str, value: Fraction) -> list[frozenset[str]]:
     """`number_words` for each place the prose writes `value`, in the order they stand."""
     prose = re.sub(r"<<[^<>]*>>", " ", line)
-    places: list[tuple[int, frozenset[str]]] = []
+    places: list[tuple[int, frozenset[str], bool]] = []
     for m in _SPELLED_RE.finditer(prose):
         if _SPELLED[m.group(1).lower()] == value:
-            places.append((m.start(), words_of(prose[m.end():], 2) | word_before(prose, m.start())))
+            places.append((m.start(), words_of(prose[m.end():], 2) | word_before(prose, m.start()), False))
     numbers = [m for m in _NUMBER.finditer(prose)
                if not (m.start() > 0 and (prose[m.start() - 1].isalnum() or prose[m.start() - 1] in "./"))]
     plain_too = any(not m.group(3) and Fraction(m.group(2).replace(",", "")) == value for m in numbers)
@@ -142,8 +145,10 @@ def number_places(line: str, value: Fraction) -> list[frozenset[str]]:
             out.add("$")
         if pct:
             out.add("%")
-        places.append((m.start(), frozenset(out)))
-    return [w for _, w in sorted(places, key=lambda p: p[0])]
+        places.append((m.start(), frozenset(out), True))
+    if any(w for _, w, digits in places if digits):  # "460 miles / 2 trains ... for the two days": the digits
+        places = [p for p in places if p[2]]
+    return [w for _, w, _ in sorted(places, key=lambda p: p[0])]
 
 
 def given_words(question: str, g: dict) -> frozenset[str]:
@@ -265,19 +270,22 @@ class _Givens:
     """The givens' values, the numbers each states, and the words that say what each is."""
 
     def __init__(self, problem: Problem):
-        from prosfi.quant import parse_quantity
+        from prosfi.quant import QuantError, parse_quantity
 
         self.values: dict[str, Any] = {}
         self.numbers: dict[str, set[Fraction]] = {}
         self.words: dict[str, frozenset[str]] = {}
         self.money: dict[str, int] = {}
+        self.times: set[str] = set()  # "three times as many": a multiplier
+        self.difference: set[str] = set()  # "20 fewer cards than": a difference
+        self.own: dict[str, frozenset[str]] = {}  # the words of a given's own text ("4 miles per hour": mile, hour)
         self.fraction: dict[str, Fraction] = {}  # dimensionless givens strictly between 0 and 1
         self.percent: dict[str, Fraction] = {}  # the N of an "N %" given
         for g in problem.givens:
             gid = str(g.get("id"))
             try:
                 v = parse_quantity({"value": g["value"], "unit": g.get("unit") or ""})
-            except Exception:  # noqa: BLE001 - a given the quantity reader refuses is no given here
+            except (QuantError, ValueError, TypeError, KeyError):  # a given the reader refuses is no given
                 continue
             self.values[gid] = v
             self.money[gid] = 1 if str(g.get("unit") or "") in ("USD", "cent") else 0
@@ -299,6 +307,17 @@ class _Givens:
                 self.fraction[gid] = v.mag
             self.numbers[gid] = nums
             self.words[gid] = given_words(problem.question, g)
+            try:
+                rest = problem.question[int(g.get("end", 0)):][:80]
+            except (TypeError, ValueError):
+                rest = ""
+            if _TIMES_AFTER.match(rest):
+                self.times.add(gid)
+            elif _THAN_AFTER.match(rest) and str(g.get("unit") or "") not in ("percent", "%"):
+                self.difference.add(gid)
+            own = _WORD.findall(re.sub(r"[\d.,/$%-]+", " ", str(g.get("text") or "")))
+            self.own[gid] = frozenset(stem(w) for w in own if w.lower() not in _STOP) or \
+                frozenset(stem(w) for w in own)  # "half" (a stop word elsewhere) is the halving's own word
         # a multiplier word ("twice", "half") is a fixed multiple, as the chain's literal 2 for it: it does not move
         self.fixed = {str(g.get("id")) for g in problem.givens if _MULTIPLIER.fullmatch(str(g.get("text") or "").strip())}
         # givens the question states with one number and the same words ("$5 for 8 weeks. At the end of the 8
@@ -313,26 +332,22 @@ class _Givens:
                 self.tie[gid] = gid
 
 
-def read_solution(problem: Problem, givens: _Givens) -> Reading | str:
+def read_solution(problem: Problem, givens: _Givens, equations: Sequence[Any], context: str) -> Reading | str:
     """The solution's equations with every number's owners after the words have spoken, or why it cannot be read."""
-    from prosfi.data.gsm8k import equations
-    from prosfi.data.quant_gold import constant_context
     from prosfi.quant.expr import group_fractions
     from prosfi.quant.licensed import ALLOWED_CONSTANTS, allowed_constant, fact_words, in_context
 
-    solution = str((problem.extra or {}).get("solution") or "")
     try:
         gold = Fraction(str(problem.answer.get("value")))
     except (ValueError, ZeroDivisionError, AttributeError):
         return "unread: the answer is not a number"
     percent = str(problem.answer.get("unit") or "") in ("percent", "%")
-    context = constant_context(problem)
     eqs: list[_Eq] = []
     nodes: list[list[Any]] = []
     results: list[Fraction] = []
     result_words: list[frozenset[str]] = []
     final = -1
-    for eq in equations(solution):
+    for eq in equations:
         try:
             tree = ast.parse(group_fractions(eq.expr), mode="eval")
             stated = Fraction(eq.result)
@@ -341,6 +356,9 @@ def read_solution(problem: Problem, givens: _Givens) -> Reading | str:
             return f"unread: {eq.expr!r} is not plain arithmetic"
         if abs(got - stated) > abs(stated) / 100 + Fraction(1, 10**9):
             return f"unread: {eq.expr} = {float(stated):g} does not hold"
+        if isinstance(tree.body, ast.Constant) or (isinstance(tree.body, ast.UnaryOp) and
+                                                   isinstance(tree.body.operand, ast.Constant)):
+            continue  # `<<5=5>>` restates a number: no new quantity
         line = eq.text
 
         def pair_ok(v: Fraction) -> bool:
@@ -349,12 +367,28 @@ def read_solution(problem: Problem, givens: _Givens) -> Reading | str:
         lits, nlist = [], []
         found = _literal_nodes(tree, pair_ok, lambda n: n in givens.percent.values())
         factors = _factor_nodes(tree)
+        divisors = {id(n.right) for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)}
+        terms = {id(side) for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub))
+                 for side in (n.left, n.right)}
+        numerators = {id(n.left) for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)}
+        line_words = frozenset(stem(w) for w in _WORD.findall(re.sub(r"<<[^<>]*>>", " ", line)))
         for pos, (node, value, whole) in enumerate(found):
             owners = _owners(value, givens, results, context, in_context)
             if whole:  # the 1 of `1 - 3/4`; the 100 of `100 - 20` for "20 %" unless a given or result states 100
                 owners = [("whole",)] + ([o for o in owners if o[0] in ("given", "result")] if value == 100 else [])
-            if id(node) not in factors:  # a reciprocal of "half" or "a third" multiplies or divides, never adds
+            if id(node) not in divisors and (id(node) not in factors or id(node) in numerators):
+                # a reciprocal of "half" or "a third" divides or multiplies (`x / 2`, "half as many, so 20 * 2"),
+                # never adds and is never divided (the first 2 of `2/2` is the 2 bolts)
                 owners = [o for o in owners if o[0] != "inverse"] or [("const",)]
+            inverses = [o for o in owners if o[0] == "inverse" and givens.own[o[1]] and
+                        givens.own[o[1]] <= line_words]
+            if inverses and said_none(line, value):  # "half as many, so 20 * 2": the line says the halving
+                owners = inverses
+            # a given's own words give it a role: "four times as long" multiplies, "20 fewer cards than" adds
+            placed = [o for o in owners if o[0] != "given" or
+                      not (o[1] in givens.times and id(node) not in factors) and
+                      not (o[1] in givens.difference and id(node) not in terms)]
+            owners = placed or owners
             if value == 1 and id(node) in factors:  # `44 * 1` for "1 shirt from each vacation": a plain factor 1
                 owners = [o for o in owners if o[0] != "given" or not givens.values[o[1]].dimensionless] or \
                     [("const",)]  # is no data (no chain may cite it); "9 x $1" is a price
@@ -369,6 +403,10 @@ def read_solution(problem: Problem, givens: _Givens) -> Reading | str:
                     said = places[same.index(node)]
             if said is not None:
                 owners = _by_words(owners, said, givens, result_words, fact_words(value, context))
+            elif len(owners) > 1:  # "3 * 3 = 9 tires" for 3 tricycles: the fact may be one of them (`_distinct`)
+                pass
+            else:
+                owners = [o for o in owners if o[0] != "fact"] or owners
             lits.append(_Lit(pos, value, owners))
             nlist.append(node)
         eqs.append(_Eq(tree, lits, stated))
@@ -389,6 +427,9 @@ def _owners(value, givens: _Givens, results, context, in_context) -> list[tuple]
     owners += [("given", gid) for gid, nums in givens.numbers.items() if value in nums]
     if value:
         owners += [("inverse", gid) for gid, f in givens.fraction.items() if 1 / f == value]
+        # `7200 / 4` after `1 - 3/4 = 1/4`: the reciprocal of an earlier result
+        owners += [("inverse_result", j) for j in range(len(results) - 1, -1, -1) if 0 < results[j] < 1
+                   and results[j] == 1 / value]
     if not owners:  # 0.8 or 80 for "20 % off", 1.15 for "a 15 % tip"
         for gid, f in givens.fraction.items():
             if value == 1 - f:
@@ -416,8 +457,9 @@ def _by_words(owners: list[tuple], said: frozenset[str], givens: _Givens, result
         owners = [o for o in owners if o[0] != "given" or givens.money[o[1]]] or owners
 
     def named(o: tuple) -> int:  # how many of the words name it ("first 3 customers": the first, not the last)
-        if o[0] == "given":
-            return len(said & givens.words[o[1]])
+        if o[0] == "given":  # and one more where the line writes all of the given's own words ("4 miles" is the
+            own = givens.own[o[1]]  # "4 miles", not the "4 miles per hour")
+            return len(said & givens.words[o[1]]) + (1 if own and own <= said else 0)
         if o[0] == "result":
             return len(said & result_words[o[1]])
         if o[0] == "fact":  # the fact's own words, and a weekday's days of the week
@@ -442,10 +484,12 @@ def _run(reading: Reading, choice: dict[tuple[int, int], tuple], factors: dict[s
             owner = choice.get((k, lit.pos), lit.owners[0])
             kind = owner[0]
             if kind in ("const", "fact", "whole"):
-                money[id(node)] = None if kind == "const" and lit.value not in reading.plain else 0
+                money[id(node)] = None if kind == "const" and (lit.value not in reading.plain or not lit.value) else 0
                 continue
             if kind == "result":
                 v = results[owner[1]]
+            elif kind == "inverse_result":
+                v = 1 / results[owner[1]]
             elif kind == "given":
                 v = lit.value * factors[owner[1]]
             elif kind == "inverse":
@@ -458,6 +502,7 @@ def _run(reading: Reading, choice: dict[tuple[int, int], tuple], factors: dict[s
                 v = 100 - n if kind == "complement100" else 100 + n
             values[id(node)] = v
             money[id(node)] = powers[owner[1]] if kind == "result" else \
+                (None if powers[owner[1]] is None else -powers[owner[1]]) if kind == "inverse_result" else \
                 givens.money.get(owner[1], 0) if kind == "given" else 0
         powers.append(_money_power(eq.tree, money))
         results.append(_evaluate(eq.tree, values))
@@ -502,7 +547,7 @@ def _needed(reading: Reading) -> list[tuple[int, int]]:
             continue
         need.add(k)
         for lit in reading.eqs[k].lits:
-            stack.extend(o[1] for o in lit.owners if o[0] == "result")
+            stack.extend(o[1] for o in lit.owners if o[0] in ("result", "inverse_result"))
     for k in sorted(need):
         slots.extend((k, lit.pos) for lit in reading.eqs[k].lits if len(lit.owners) > 1)
     return slots
@@ -533,13 +578,15 @@ class Verdict:
     detail: dict = field(default_factory=dict)
 
 
-def check(problem: Problem, steps: list[dict] | None = None) -> Verdict:
-    """The trace `steps` (default: the problem's gold steps) against the solution (module docstring)."""
+def check(problem: Problem, equations: Sequence[Any], context: str, steps: list[dict] | None = None) -> Verdict:
+    """The trace `steps` (default: the problem's gold steps) against the solution's `equations`
+    (`gsm8k.equations`: expr, result, text) in the problem whose words are `context`
+    (`quant_gold.constant_context`); module docstring."""
     steps = steps if steps is not None else (problem.extra or {}).get("gold_steps")
     if not steps:
         return Verdict("faithful: trace: no steps")
     givens = _Givens(problem)
-    reading = read_solution(problem, givens)
+    reading = read_solution(problem, givens, equations, context)
     if isinstance(reading, str):
         return Verdict(f"faithful: {reading}")
     slots = _needed(reading)
@@ -594,7 +641,7 @@ def _distinct(reading: Reading, slots, combo) -> bool:
         seen = set()
         for lit in eq.lits:
             o = chosen.get((k, lit.pos), lit.owners[0])
-            if o[0] not in ("const", "fact", "whole"):
+            if o[0] not in ("const", "whole"):
                 if o in seen:
                     return False
                 seen.add(o)
@@ -619,9 +666,9 @@ def _unsettled(slots, owner_lists) -> str:
     return "several readings (" + "; ".join(parts) + ")"
 
 
-def issue(problem: Problem, steps: list[dict] | None = None) -> str:
+def issue(problem: Problem, equations: Sequence[Any], context: str, steps: list[dict] | None = None) -> str:
     """'' when the trace computes the solution's function under the binding its words support, else why not."""
-    return check(problem, steps).issue
+    return check(problem, equations, context, steps).issue
 
 
 __all__ = ["CLASSES", "POINTS", "Verdict", "check", "given_words", "issue", "number_words", "read_solution", "stem",
