@@ -112,19 +112,31 @@ def word_before(text: str, start: int) -> frozenset[str]:
 
 def said_none(line: str, value: Fraction) -> bool:
     """The line writes no words after `value` (a bare `20 * 2`)."""
-    return not number_words(line, value)
+    return not number_words(line, value, results=False)
 
 
-def number_words(line: str, value: Fraction) -> frozenset[str]:
+def number_words(line: str, value: Fraction, results: bool = True) -> frozenset[str]:
     """What the solution line says `value` is: the words after each place the prose writes it, in digits or in
-    words ("three times as long" -> long; annotations left out, their results kept), `$` where a dollar sign
-    precedes it, `%` where a percent sign follows."""
-    return frozenset().union(*number_places(line, value))
+    words ("three times as long" -> long; annotations left out, their results kept unless `results` is False:
+    the "$2" after `<<2*1=2>>` says what the result is, not what the operand 2 of `2 * $1` is), `$` where a dollar
+    sign precedes it, `%` where a percent sign follows."""
+    return frozenset().union(*number_places(line, value, results))
 
 
-def number_places(line: str, value: Fraction) -> list[frozenset[str]]:
+def _prose(line: str) -> tuple[str, set[int]]:
+    """The line with its annotations blanked, and where each annotation's result is written right after it."""
+    out, after, pos = [], set(), 0
+    for m in re.finditer(r"<<[^<>]*>>", line):
+        out.append(line[pos:m.start()] + " ")
+        after.add(sum(map(len, out)))
+        pos = m.end()
+    out.append(line[pos:])
+    return "".join(out), after
+
+
+def number_places(line: str, value: Fraction, results: bool = True) -> list[frozenset[str]]:
     """`number_words` for each place the prose writes `value`, in the order they stand."""
-    prose = re.sub(r"<<[^<>]*>>", " ", line)
+    prose, after = _prose(line)
     places: list[tuple[int, frozenset[str], bool]] = []
     for m in _SPELLED_RE.finditer(prose):
         if _SPELLED[m.group(1).lower()] == value:
@@ -133,6 +145,8 @@ def number_places(line: str, value: Fraction) -> list[frozenset[str]]:
                if not (m.start() > 0 and (prose[m.start() - 1].isalnum() or prose[m.start() - 1] in "./"))]
     plain_too = any(not m.group(3) and Fraction(m.group(2).replace(",", "")) == value for m in numbers)
     for m in numbers:
+        if not results and m.start(2) in after:
+            continue
         n = Fraction(m.group(2).replace(",", ""))
         pct = bool(m.group(3))
         if n != value and not (pct and n / 100 == value):
@@ -171,6 +185,48 @@ def given_words(question: str, g: dict) -> frozenset[str]:
     if unit in ("percent", "%") or "%" in text:
         out.add("%")
     return frozenset(out)
+
+
+_FACTOR_WORD = re.compile(r"(?i)twice|double[sd]?|triple[sd]?|thrice|quadruple[sd]?")
+_MULTIPLYING = re.compile(r"(?i)\b(?:twice|doubl\w*|tripl\w*|thrice|quadrupl\w*|times)\b")
+
+
+def _noun(question: str, g: dict) -> str:
+    """The first content word after a given's number ("2 of the lollipops": lollipop), `$` for money, or ''."""
+    text = str(g.get("text") or "")
+    if "$" in text or str(g.get("unit") or "") in ("USD", "cent"):
+        return "$"
+    try:
+        start, end = int(g.get("start", 0)), int(g.get("end", 0))
+    except (TypeError, ValueError):
+        return ""
+    rest = question[start:end + 40]
+    spelled = _SPELLED_RE.match(rest)
+    rest = rest[spelled.end():] if spelled else rest.lstrip("0123456789.,-")
+    for w in _WORD.findall(re.split(r"[.,;:?!()\d]", rest, maxsplit=1)[0]):
+        if w.lower() not in _STOP:
+            return stem(w)
+    return ""
+
+
+def _definite_noun(question: str, g: dict) -> str:
+    """The noun after a given written "the N noun" (a plain number after a definite article: "the five pies",
+    "the 3 other people"), or ''."""
+    try:
+        start, end = int(g.get("start", 0)), int(g.get("end", 0))
+    except (TypeError, ValueError):
+        return ""
+    text = str(g.get("text") or "")
+    if not re.search(r"(?i)\b(?:the|those|these)\s+$", question[max(0, start - 8):start]) or "$" in text or \
+            "%" in text or start >= end:
+        return ""
+    rest = question[start:end + 40]
+    spelled = _SPELLED_RE.match(rest)
+    rest = rest[spelled.end():] if spelled else rest.lstrip("0123456789.,")
+    for w in _WORD.findall(re.split(r"[.,;:?!()\d]", rest, maxsplit=1)[0]):
+        if w.lower() not in _STOP:
+            return stem(w)
+    return ""
 
 
 # ------------------------------------------------------------------ the solution as a function
@@ -281,6 +337,8 @@ class _Givens:
         self.own: dict[str, frozenset[str]] = {}  # the words of a given's own text ("4 miles per hour": mile, hour)
         self.fraction: dict[str, Fraction] = {}  # dimensionless givens strictly between 0 and 1
         self.percent: dict[str, Fraction] = {}  # the N of an "N %" given
+        self.cents: dict[str, Fraction] = {}  # a money given's amount in the other unit (10 for "$0.10")
+        self.noun: dict[str, str] = {}  # the noun right after a given's number ("2 lollipops": lollipop)
         for g in problem.givens:
             gid = str(g.get("id"))
             try:
@@ -301,12 +359,15 @@ class _Givens:
             if unit in ("USD", "cent"):
                 shown = Fraction(v.magnitude_in("USD"))
                 nums |= {shown, shown * 100}
+                if shown != shown * 100 and unit == "USD":
+                    self.cents[gid] = shown * 100
             if unit in ("percent", "%") and written is not None:
                 self.percent[gid] = written
             if v.dimensionless and isinstance(v.mag, Fraction) and 0 < v.mag < 1:
                 self.fraction[gid] = v.mag
             self.numbers[gid] = nums
             self.words[gid] = given_words(problem.question, g)
+            self.noun[gid] = _noun(problem.question, g)
             try:
                 rest = problem.question[int(g.get("end", 0)):][:80]
             except (TypeError, ValueError):
@@ -320,6 +381,8 @@ class _Givens:
                 frozenset(stem(w) for w in own)  # "half" (a stop word elsewhere) is the halving's own word
         # a multiplier word ("twice", "half") is a fixed multiple, as the chain's literal 2 for it: it does not move
         self.fixed = {str(g.get("id")) for g in problem.givens if _MULTIPLIER.fullmatch(str(g.get("text") or "").strip())}
+        self.factor_word = {gid for gid in self.fixed if _FACTOR_WORD.fullmatch(str(
+            next(g for g in problem.givens if str(g.get("id")) == gid).get("text") or "").strip())}
         # givens the question states with one number and the same words ("$5 for 8 weeks. At the end of the 8
         # weeks") are one quantity said twice: they move together
         self.tie: dict[str, str] = {}
@@ -330,6 +393,25 @@ class _Givens:
                 self.tie[gid] = seen.setdefault(key, gid)
             else:
                 self.tie[gid] = gid
+        # "5 apple pies ... set the five pies out", "3 other people each bid ... each of the 3 other people": a
+        # number after a definite "the" with the noun of an earlier given of that value is that given again
+        order = [g for g in problem.givens if str(g.get("id")) in self.values]
+        for k, g in enumerate(order):
+            gid = str(g.get("id"))
+            noun = _definite_noun(problem.question, g)
+            if not noun or self.tie[gid] != gid:
+                continue
+            for h in order[:k]:
+                hid = str(h.get("id"))
+                if self.values[hid].mag == self.values[gid].mag and self.values[hid].dims == self.values[gid].dims \
+                        and noun in self.words[hid]:
+                    self.tie[gid] = self.tie[hid]
+                    break
+        # givens of one value and one noun ("2 of the lollipops", "2 lollipops in one bag")
+        self.twins = {gid for gid in self.values for hid in self.values if hid != gid and self.noun[gid] and
+                      self.noun[gid] == self.noun[hid] and self.values[gid].mag == self.values[hid].mag and
+                      self.tie[gid] != self.tie[hid]}
+
 
 
 def read_solution(problem: Problem, givens: _Givens, equations: Sequence[Any], context: str) -> Reading | str:
@@ -380,29 +462,45 @@ def read_solution(problem: Problem, givens: _Givens, equations: Sequence[Any], c
                 # a reciprocal of "half" or "a third" divides or multiplies (`x / 2`, "half as many, so 20 * 2"),
                 # never adds and is never divided (the first 2 of `2/2` is the 2 bolts)
                 owners = [o for o in owners if o[0] != "inverse"] or [("const",)]
-            inverses = [o for o in owners if o[0] == "inverse" and givens.own[o[1]] and
+            inverses = [o for o in owners if o[0] in ("inverse", "given") and
+                        (o[0] == "inverse" or o[1] in givens.factor_word) and givens.own[o[1]] and
                         givens.own[o[1]] <= line_words]
-            if inverses and said_none(line, value):  # "half as many, so 20 * 2": the line says the halving
-                owners = inverses
+            if inverses and said_none(line, value):  # "half as many, so 20 * 2", "twice as much, 2*$4000": the
+                owners = inverses  # line says the halving or doubling
+            if id(node) not in factors:  # "twice", "double" multiply, never add ("5+2" is not 5 + twice)
+                owners = [o for o in owners if o[0] != "given" or o[1] not in givens.factor_word] or owners
+            if id(node) in divisors and said_none(line, value) and "average" in line_words and \
+                    not any(o[0] == "given" and givens.words[o[1]] & line_words for o in owners) and \
+                    all(o[0] == "given" for o in owners):
+                # "On average they ate 45 because 90 / 2": an average's bare divisor is the count of the things
+                # averaged, not a given the line does not name ("two roll-ups wide")
+                owners = [("const",)]
             # a given's own words give it a role: "four times as long" multiplies, "20 fewer cards than" adds
             placed = [o for o in owners if o[0] != "given" or
                       not (o[1] in givens.times and id(node) not in factors) and
                       not (o[1] in givens.difference and id(node) not in terms)]
             owners = placed or owners
+            if id(node) in factors and not _MULTIPLYING.search(line) and \
+                    any(o[0] == "given" and o[1] in givens.factor_word for o in owners) and \
+                    any(o[0] == "result" or o[0] == "given" and o[1] not in givens.factor_word for o in owners):
+                # where a given or result of its value competes, "twice" is only the one of a line that says so:
+                # the 2 of "math and science book weigh 2 pounds each, 2*2" counts two books (nothing states it)
+                owners = list(dict.fromkeys([("const", o[1]) if o[0] == "given" and o[1] in givens.factor_word
+                                             else o for o in owners]))  # one number, as a given would be
             if value == 1 and id(node) in factors:  # `44 * 1` for "1 shirt from each vacation": a plain factor 1
                 owners = [o for o in owners if o[0] != "given" or not givens.values[o[1]].dimensionless] or \
                     [("const",)]  # is no data (no chain may cite it); "9 x $1" is a price
             same = [n for n, v, _ in found if v == value]
             said = None
             if len(same) == 1:  # words name a number written once in the equation
-                said = number_words(line, value) if not isinstance(node, ast.BinOp) else \
-                    number_words(line, Fraction(str(node.left.value)))
+                said = number_words(line, value, False) if not isinstance(node, ast.BinOp) else \
+                    number_words(line, Fraction(str(node.left.value)), False)
             else:  # "5 dance classes 5 days a week so that's 5*5": as many places with words as numbers, in order
-                places = [w for w in number_places(line, value) if w]
+                places = [w for w in number_places(line, value, False) if w]
                 if len(places) == len(same):
                     said = places[same.index(node)]
             if said is not None:
-                owners = _by_words(owners, said, givens, result_words, fact_words(value, context))
+                owners = _by_words(owners, said, givens, result_words, fact_words(value, context), value)
             elif len(owners) > 1:  # "3 * 3 = 9 tires" for 3 tricycles: the fact may be one of them (`_distinct`)
                 pass
             else:
@@ -449,12 +547,13 @@ def _owners(value, givens: _Givens, results, context, in_context) -> list[tuple]
 
 
 def _by_words(owners: list[tuple], said: frozenset[str], givens: _Givens, result_words,
-             facts: frozenset[str]) -> list[tuple]:
+             facts: frozenset[str], value: Fraction | None = None) -> list[tuple]:
     """The owners the solution's words name, where they name some and not others; else all of them."""
     if len(owners) < 2 or not said:
         return [o for o in owners if o[0] != "fact"] or owners
-    if "$" in said:  # "$2 per bottle": the dollar amount, not the 2 bottles
+    if "$" in said:  # "$2 per bottle": the dollar amount, not the 2 bottles; "$10" is not "$0.10" in cents
         owners = [o for o in owners if o[0] != "given" or givens.money[o[1]]] or owners
+        owners = [o for o in owners if o[0] != "given" or value is None or givens.cents.get(o[1]) != value] or owners
 
     def named(o: tuple) -> int:  # how many of the words name it ("first 3 customers": the first, not the last)
         if o[0] == "given":  # and one more where the line writes all of the given's own words ("4 miles" is the
@@ -610,13 +709,14 @@ def check(problem: Problem, equations: Sequence[Any], context: str, steps: list[
         return Verdict(f"faithful: trace: {exc}")
     functions: dict[tuple, list[dict]] = {}
     combos = [c for c in itertools.product(*owner_lists) if _distinct(reading, slots, c)]
+    keys: dict[tuple, tuple] = {}
     for combo in combos or itertools.product(*owner_lists):
-        choice = dict(zip(slots, combo))
         try:
-            key = tuple(_run(reading, choice, pt, givens) for pt in points)
+            keys[combo] = tuple(_run(reading, dict(zip(slots, combo)), pt, givens) for pt in points)
         except (ZeroDivisionError, ValueError, OverflowError):
             continue
-        functions.setdefault(key, []).append(choice)
+    for combo in _preferred(reading, slots, list(keys), givens):
+        functions.setdefault(keys[combo], []).append(dict(zip(slots, combo)))
     if not functions:
         return Verdict("faithful: unread: the solution breaks at the moved givens")
     matching = [key for key in functions if _same(trace, key)]
@@ -625,12 +725,41 @@ def check(problem: Problem, equations: Sequence[Any], context: str, steps: list[
         what = _unsettled(slots, owner_lists)
         return Verdict(f"faithful: ambiguous: the solution's words leave {what}", len(functions), bool(matching),
                        detail)
+    if matching and not _cites_multipliers_as_read(steps, givens, reading, points[1], trace[1],
+                                                   [c for key in matching for c in functions[key]], rng):
+        return Verdict("faithful: mismatch: the trace cites a multiplier word (\"twice\") where the solution "
+                       "does not", 1, False, detail)
     if not matching:
         ref = next(iter(functions))
         return Verdict(f"faithful: mismatch: the trace's answer is another function of the givens than the "
                        f"solution's (at moved givens {float(trace[1]):g}, the solution {float(ref[1]):g})",
                        1, False, detail)
     return Verdict("", 1, True, detail)
+
+
+def _cites_multipliers_as_read(steps, givens: _Givens, reading: Reading, point: dict, at_point: Fraction,
+                               choices: list[dict], rng: random.Random) -> bool:
+    """A multiplier word ("twice") stays fixed at the compared points, so a trace citing it for another 2 (the
+    two books of "2*2") would pass: at one more point where the multiplier words move too, a trace that depends
+    on them must still be a reading's function (a trace writing the literal 2 for "twice" does not move)."""
+    if not givens.fixed:
+        return True
+    star = dict(point)
+    for gid in givens.fixed:
+        star[gid] = Fraction(rng.randint(1009, 9973), rng.randint(1009, 9973))
+    try:
+        moved = _trace_value(steps, givens, star)
+    except Exception:  # noqa: BLE001 - a trace that breaks here is not one of the readings
+        return False
+    if moved == at_point:
+        return True
+    for choice in choices:
+        try:
+            if _same([moved], (_run(reading, choice, star, givens),)):
+                return True
+        except (ZeroDivisionError, ValueError, OverflowError):
+            continue
+    return False
 
 
 def _distinct(reading: Reading, slots, combo) -> bool:
@@ -641,11 +770,48 @@ def _distinct(reading: Reading, slots, combo) -> bool:
         seen = set()
         for lit in eq.lits:
             o = chosen.get((k, lit.pos), lit.owners[0])
-            if o[0] not in ("const", "whole"):
+            if o[0] not in ("const", "whole") or len(o) > 1:
                 if o in seen:
                     return False
                 seen.add(o)
     return True
+
+
+def _preferred(reading: Reading, slots, combos: list[tuple], givens: _Givens) -> list[tuple]:
+    """The readings a solution's own flow supports, where its words leave several (each step keeps only the
+    best, so it never leaves none):
+
+    1. the most earlier results used: a solution computes nothing it leaves unused (the 9 liters of orange drink
+       left and the 9 liters of water are both used, one in each line that writes a 9);
+    2. the most used of the givens a solution does not leave out: those that state one value with one noun
+       ("Jean eats 2 of the lollipops ... 2 lollipops in one bag": one is not left out while the other is cited
+       twice) and the fractions and percentages ("Cody ate a third, Trevor a quarter": the `12/4` is the
+       quarter). A count is not counted ("Two cars" is not the second 2 of "60*2 ... 70*2" for "after 2 hours":
+       a question may state a count no step uses);
+    3. where only the choice between earlier results of one value is left, the latest: a line that writes the
+       value a line before it computed takes that result ("750 - 250" after "750 / 3 = 250", not the first 250).
+    """
+    def uses(combo) -> tuple[int, int]:
+        chosen = dict(zip(slots, combo))
+        results, gids = set(), set()
+        for k in range(reading.final + 1):
+            for lit in reading.eqs[k].lits:
+                o = chosen.get((k, lit.pos), lit.owners[0])
+                if o[0] in ("result", "inverse_result"):
+                    results.add(o[1])
+                elif o[0] in ("given", "inverse", "complement", "growth", "complement100", "growth100") and \
+                        (o[1] in givens.twins or o[1] in givens.fraction or o[1] in givens.percent):
+                    gids.add(givens.tie.get(o[1], o[1]))
+        return len(results), len(gids)
+
+    scored = [(uses(c), c) for c in combos]
+    best = max((u for u, _ in scored), default=(0, 0))
+    combos = [c for u, c in scored if u == best]
+    result_slots = [i for i, _ in enumerate(slots) if all(c[i][0] == "result" for c in combos)]
+    if result_slots and len(combos) > 1:
+        latest = max(tuple(c[i][1] for i in result_slots) for c in combos)
+        combos = [c for c in combos if tuple(c[i][1] for i in result_slots) == latest]
+    return combos
 
 
 def _same(trace: list[Fraction], ref: tuple) -> bool:
