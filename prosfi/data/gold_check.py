@@ -16,6 +16,10 @@ what the solution's words say it is, and the trace's answer must be that same fu
   are compared with the words the question writes with each given ("Two trains leave": `train`; "two days":
   `day`) and after each earlier result; where some owners match and others do not, only the matching ones stay.
   Where the words do not decide, every owner stays.
+- **The solution's flow and roles.** "The N noun" is the earlier given of that value and noun; "twice" only
+  multiplies (and, against a competing given or result, only in a line that says so); an average's bare divisor
+  is the count; where readings remain, the most results used, the most same-noun twins and fractions used, then
+  the latest of same-valued results (`_preferred`).
 - **One function.** Every reading (one owner a number) gives a function of the givens; they are evaluated exactly
   at `POINTS` re-assignments where every given moves on its own (same-valued givens too: nothing ties them).
   The trace passes only if every reading the words leave is the same function and the trace computes it
