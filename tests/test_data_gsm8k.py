@@ -179,11 +179,24 @@ def test_each_refusal_class_now_gets_a_gold_chain_that_earns_the_top_reward():
     assert ps[3].givens[0]["unit"] == "cent" and _cited(ps[3], 0) == "g2 * g1"
     assert ps[3].extra["gold_steps"][0]["unit"] == "USD" and ps[3].extra["gold_steps"][0]["value"] == 2
     assert ps[4].givens[1]["text"] == "three-quarters" and "g2" in _cited(ps[4], 0)
-    assert _cited(ps[5], 0) == "g2 * g3" and _cited(ps[5], 2) == "g1 - s2"  # g2 = 9 patients, g1 = nine hours
+    # the builder reads the 9 patients against nine hours; "9 - 3 = 6 hours" names nothing after its 9, so the
+    # independent check (prosfi.data.gold_check) cannot tell which 9 the solution means and drops the trace
+    built5 = builder_steps(ps[5])
+    assert built5[0]["expr"] == "g2 * g3" and built5[2]["expr"] == "g1 - s2"  # g2 = 9 patients, g1 = nine hours
+    assert ps[5].extra["gold_issue"].startswith("faithful: ambiguous")
     assert _cited(ps[7], 0) == "g1 / 2"  # halving licensed by "twice"; the given "twice" only multiplies
-    built = [ps[i] for i in (0, 1, 2, 3, 4, 5, 7)]
+    built = [ps[i] for i in (0, 1, 2, 3, 4, 7)]
     with _verifier() as v:
-        assert [r.reward for r in score_batch(built, [gold_completion(p) for p in built], v)] == [1.0] * 7
+        assert [r.reward for r in score_batch(built, [gold_completion(p) for p in built], v)] == [1.0] * 6
+
+
+def builder_steps(p):
+    """The gold builder's chain for a loaded record, before the independent faithfulness check."""
+    from prosfi.data.gsm8k import equations, final_answer
+    from prosfi.data.quant_gold import build_chain
+
+    solution = p.extra["solution"]
+    return build_chain(p, [(e.expr, e.result, e) for e in equations(solution)], final_answer(solution)).steps
 
 
 def test_two_givens_with_one_value_and_nothing_to_tell_them_apart_give_no_trace():

@@ -65,6 +65,8 @@ def test_each_fixed_class_gets_a_gold_trace_citing_the_right_givens_at_the_top_r
     minutes, four = _by_text(ps[3], "4 minutes"), _by_text(ps[3], "four")
     assert _exprs(ps[3]) == [f"{minutes} * {four}", f"s1 - {minutes}"]  # "four times" is never the 4 subtracted
     cards, fewer = "g1", "g3"  # "had 20 cards" and "20 fewer cards than"
+    # the builder cites "20 fewer cards than" where the solution subtracts it; the independent check agrees: the
+    # difference only adds or subtracts (so `3*20` is the 20 cards), and the two 20 cards are each used once
     assert _exprs(ps[4]) == [f"g2 * {cards}", f"s1 - {fewer}"]
     assert _exprs(ps[5]) == ["g3 / g1"] and ps[5].givens[0]["text"] == "10"  # the 10 candles, not the $10.00
     assert _exprs(ps[6]) == ["g1 * 2", "s1 * g2"]  # "there and back" states the doubling
