@@ -46,8 +46,13 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_
     return verl_result(record, record.get("failure_kind") if record.get("masked") else None)
 
 
-def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any],
-                        extra_infos: Sequence[Any] | None = None, **kwargs: Any) -> list[dict[str, Any]]:
+def compute_score_batch(data_sources: Sequence[Any] | None = None, solution_strs: Sequence[str] | None = None,
+                        ground_truths: Sequence[Any] | None = None, extra_infos: Sequence[Any] | None = None,
+                        **kwargs: Any) -> list[dict[str, Any]]:
+    if solution_strs is None or ground_truths is None:
+        # verl 0.9's reward loop calls compute_score(data_source=, solution_str=, ...) one sample at a time
+        raise TypeError("compute_score_batch is the entry for an older verl's `batch` reward manager; verl 0.9's "
+                        "reward loop calls one sample at a time: set reward.custom_reward_function.name=compute_score")
     extra_infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
     problems = [problem_of(g, e) for g, e in zip(ground_truths, extra_infos)]
     records = score_problems(problems, list(solution_strs))
