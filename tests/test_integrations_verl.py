@@ -202,3 +202,43 @@ def test_verl_0_9_with_the_old_keys_never_calls_prosfi_and_verl_check_says_so(sa
         settings = verl_check.read_settings(docs_overrides() + [f"reward.reward_manager.name={manager}"])
         version, new = verl_check.installed_verl()
         assert new and verl_check.check(settings, version, new, verl_check.loop_managers(version))[0]
+
+
+# --------------------------------------------------------------------------- ground truth as a parquet dict
+@pytest.mark.parametrize("spec", ["kk:2..4", "fol:easy", "physics", "gsm_symbolic"])
+def test_a_problem_dict_read_back_from_parquet_scores_as_its_json(spec, tmp_path, monkeypatch):
+    """Arrow gives every row the union of the struct's keys (None where a row has none: one K&K problem's
+    `assignment` gets the other problems' atoms); pandas (verl's main_eval) gives numpy arrays and scalars,
+    `datasets` (verl's RLHFDataset) lists of dicts."""
+    pa = pytest.importorskip("pyarrow")
+    pd = pytest.importorskip("pandas")
+    import pyarrow.parquet as pq
+
+    from prosfi.data.gold import gold_completion
+    from prosfi.data.quant_gold import gold_completion as quantity_gold
+    from prosfi.eval.sources import load_source
+    from prosfi.integrations.verl import compute_score
+
+    monkeypatch.delenv("PROSFI_SERVE_URL", raising=False)
+    problems = load_source(spec, count=3).problems
+    path = tmp_path / "train.parquet"
+    pq.write_table(pa.Table.from_pylist([{"data_source": "prosfi", "reward_model": {
+        "style": "rule", "ground_truth": p.to_dict()}} for p in problems]), path)
+    from_pandas = [r["ground_truth"] for r in pd.read_parquet(path)["reward_model"]]
+    assert any(type(v).__module__ == "numpy" for v in from_pandas[0].values())
+    readers = [from_pandas]
+    if spec.startswith("kk"):
+        assert any(v is None for v in from_pandas[0]["assignment"].values())  # the other problems' atoms
+    datasets = pytest.importorskip("datasets")
+    readers.append([r["reward_model"]["ground_truth"]
+                    for r in datasets.load_dataset("parquet", data_files=str(path))["train"]])
+    texts = []
+    for p in problems:
+        gold = (quantity_gold(p) if p.kind == "quantity" else gold_completion(p)) or ""
+        texts.append([gold, gold.replace("<answer>", "<answer>not "), "no tags at all"])
+    want = [[compute_score("prosfi", t, json.dumps(p.to_dict()))["score"] for t in ts]
+            for p, ts in zip(problems, texts)]
+    assert any(1.0 in w for w in want)
+    for gts in readers:
+        assert [[compute_score("prosfi", t, g)["score"] for t in ts] for g, ts in zip(gts, texts)] == want
+    assert verl_check.data_problems([str(path)]) == []

@@ -12,7 +12,7 @@ Which entry for which caller, as verl's own source calls it (verl b178a3c):
   `KeyError(0)` and zero the batch) and `verl.trainer.main_eval` (`np.mean` of the results).
 
 `ground_truth` (the dataset's `reward_model.ground_truth`) is the problem: `json.dumps(problem.to_dict())`,
-the dict itself, or — with a service started with `--data` — its id. `data_source` is not looked at. The dict
+the dict itself (as parquet gives it back: numpy arrays, other rows' keys as None), or — with a service started with `--data` — its id. `data_source` is not looked at. The dict
 has `score` and `format_ok`, `answer_correct`, `chain_valid`, `verified_fraction`, `masked` (floats, the same
 keys for every sample). In-process by default (a verifier per process, rebuilt in a forked child); through
 `prosfi serve` when $PROSFI_SERVE_URL (and $PROSFI_SERVE_TOKEN) are set. A sample the service could not score
@@ -32,11 +32,27 @@ from prosfi.integrations.local import score_problems
 from prosfi.serve.contracts import parse_problem, verl_result
 
 
+def plain(value: Any) -> Any:
+    """A value read back from parquet as its JSON was: numpy arrays (pandas) and numpy scalars become lists
+    and Python scalars, and a struct's keys that only other rows have (filled with None by Arrow, which
+    gives every row of a column the union of their keys: one problem's `assignment` gets the others' atoms)
+    are dropped."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        return plain(value.tolist())
+    return value
+
+
 def problem_of(ground_truth: Any, extra_info: Any):
     if isinstance(extra_info, dict) and extra_info.get("problem") is not None and not ground_truth:
         ground_truth = extra_info["problem"]
     if isinstance(ground_truth, str) and not ground_truth.lstrip().startswith("{"):
         return ground_truth  # a preloaded problem's id
+    if not isinstance(ground_truth, str):
+        ground_truth = plain(ground_truth)
     return parse_problem(ground_truth, {})
 
 
