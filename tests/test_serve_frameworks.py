@@ -272,6 +272,24 @@ def test_nemo_gym_verify_scores_what_prosfi_score_scores_on_the_text_the_model_w
     assert got == expect
 
 
+def test_nemo_gym_verify_answers_a_base_verify_response(data, srv):
+    """NeMo-Gym's `BaseVerifyResponse` is its `BaseVerifyRequest` (`responses_create_params`, `response`, a
+    resources server's own fields) plus `reward`: the answer echoes the request, so no forwarding server is
+    needed to build it."""
+    texts, gts, want = data
+    k = want.index(1.0)
+    params = {"input": [{"role": "user", "content": "Solve it."}], "temperature": 1.0, "max_output_tokens": 512}
+    response = _nemo_gym_converter(texts[k])
+    body = {"responses_create_params": params, "response": response, "problem": json.loads(gts[k]),
+            "task_tag": {"split": "train", "n": [1, 2]}}
+    r = httpx.post(srv[0] + "/verify", json=body, timeout=60)
+    assert r.status_code == 200, r.text
+    got = r.json()
+    assert (got["responses_create_params"], got["response"], got["task_tag"]) == (params, response, body["task_tag"])
+    assert isinstance(got["reward"], float) and got["reward"] == want[k] and got["mask_sample"] is False
+    assert "problem" not in got and "problem_id" not in got
+
+
 @pytest.mark.parametrize("route,body", [
     ("/score", '{"completions": [{"problem_id": "\\ud800", "completion": "x"}]}'),
     ("/score", '{"problems": [], "completions": [{"problem_id": "a\\udfffb", "completion": "<think>\\ud800"}]}'),
