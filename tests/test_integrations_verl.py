@@ -59,6 +59,18 @@ def test_the_documented_setup_passes_and_old_keys_are_refused_with_the_new_key_n
     assert refusals({**old, "custom_reward_function.name": "compute_score"}, "0.4.1", new=False)
 
 
+def test_an_older_verls_prime_pool_in_process_is_pointed_at_the_service(monkeypatch):
+    monkeypatch.delenv("PROSFI_SERVE_URL", raising=False)
+    settings = {"custom_reward_function.path": OURS, "custom_reward_function.name": "compute_score_float",
+                "reward_model.reward_manager": "prime"}
+    notes: list[str] = []
+    assert verl_check.check(settings, "0.4.1", False, notes=notes)[0] == []
+    assert len(notes) == 1 and "PROSFI_SERVE_URL" in notes[0]
+    monkeypatch.setenv("PROSFI_SERVE_URL", "http://rm-node:8000")
+    notes.clear()
+    assert verl_check.check(settings, "0.4.1", False, notes=notes)[0] == [] and notes == []
+
+
 @pytest.mark.parametrize("manager", ["batch", "prime", "nonsense"])
 def test_managers_the_0_9_reward_loop_does_not_know_are_refused(manager):
     got = refusals({"reward.custom_reward_function.path": OURS, "reward.reward_manager.name": manager})

@@ -196,6 +196,10 @@ def check(settings: dict[str, Any], verl_version: str | None, reads_reward_keys:
         manager = settings.get("reward.reward_manager.name", legacy_manager) or "naive"
         allowed = LEGACY_ENTRIES.get(manager, ENTRIES)
         prefix = ""
+        if manager == "prime" and notes is not None and not os.environ.get("PROSFI_SERVE_URL"):
+            notes.append("the prime manager starts a new process pool (up to 64) per batch and each process "
+                         "a cold verifier, several times slower than a service: start "
+                         "`prosfi serve` and set PROSFI_SERVE_URL")
     if not path:
         bad.append(f"no {prefix}custom_reward_function.path: {which} would score with its default scorer, not "
                    f"prosfi; set it to {_our_file()}")
