@@ -66,39 +66,10 @@ def quick_refusal(recipe: str | None, overrides: list[str]) -> str | None:
                 raise unknown_key_error(key, dict.fromkeys(known), "the command line")
     except RecipeError as exc:
         return str(exc)
+    from prosfi.train.preflight import value_refusal  # the full check's own rule and words
+
     values = {**config, **{k: v for k, v in pairs}}
     return value_refusal(values) or _path_refusal(values)
-
-
-# keys whose value TRL takes without a word and then trains wrongly or fails minutes later: (type, rule, words)
-RANGES: dict[str, tuple[type, Any, str]] = {
-    "learning_rate": (float, lambda v: v > 0, "must be > 0"),
-    "sft_learning_rate": (float, lambda v: v > 0, "must be > 0"),
-    "max_steps": (int, lambda v: v > 0 or v == -1, "must be > 0, or -1 to train by num_train_epochs"),
-    "sft_max_steps": (int, lambda v: v > 0 or v == -1, "must be > 0, or -1 to train by sft_num_train_epochs"),
-    "temperature": (float, lambda v: v > 0, "must be > 0 (GRPO samples; 0 divides the logits by zero)"),
-    "num_train_epochs": (float, lambda v: v > 0, "must be > 0"),
-    "per_device_train_batch_size": (int, lambda v: v > 0, "must be > 0"),
-    "gradient_accumulation_steps": (int, lambda v: v > 0, "must be > 0"),
-}
-
-
-def value_refusal(values: dict[str, Any]) -> str | None:
-    """`KEY: VALUE must be ...` for the first value of `RANGES` that is not a number of its type or out of range
-    (recipe values, command-line strings or the resolved config's fields alike)."""
-    for key, (kind, ok, words) in RANGES.items():
-        raw = values.get(key)
-        if raw is None or raw == "":
-            continue
-        try:
-            if isinstance(raw, bool):
-                raise ValueError
-            value = kind(float(raw)) if kind is float else int(str(raw).strip())
-        except (TypeError, ValueError):
-            return f"{key}: {raw!r} is not {'a number' if kind is float else 'a whole number'}"
-        if not ok(value):
-            return f"{key}: {raw} {words}"
-    return None
 
 
 def _path_refusal(values: dict[str, Any]) -> str | None:
@@ -136,4 +107,4 @@ def file_source(dataset: Any) -> Any:
     return SOURCES[name] if name is not None and SOURCES[name].needs_path else None
 
 
-__all__ = ["RANGES", "file_source", "known_keys", "prosfi_keys", "quick_refusal", "value_refusal"]
+__all__ = ["file_source", "known_keys", "prosfi_keys", "quick_refusal"]

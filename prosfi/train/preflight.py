@@ -13,6 +13,36 @@ from typing import Any
 
 from prosfi.train.recipe import RecipeError
 
+# keys whose value TRL takes without a word and then trains wrongly or fails minutes later: (type, rule, words)
+RANGES: dict[str, tuple[type, Any, str]] = {
+    "learning_rate": (float, lambda v: v > 0, "must be > 0"),
+    "sft_learning_rate": (float, lambda v: v > 0, "must be > 0"),
+    "max_steps": (int, lambda v: v > 0 or v == -1, "must be > 0, or -1 to train by num_train_epochs"),
+    "sft_max_steps": (int, lambda v: v > 0 or v == -1, "must be > 0, or -1 to train by sft_num_train_epochs"),
+    "temperature": (float, lambda v: v > 0, "must be > 0 (GRPO samples; 0 divides the logits by zero)"),
+    "num_train_epochs": (float, lambda v: v > 0, "must be > 0"),
+    "per_device_train_batch_size": (int, lambda v: v > 0, "must be > 0"),
+    "gradient_accumulation_steps": (int, lambda v: v > 0, "must be > 0"),
+}
+
+
+def value_refusal(values: dict[str, Any]) -> str | None:
+    """`KEY: VALUE must be ...` for the first value of `RANGES` that is not a number of its type or out of range
+    (recipe values, command-line strings or the resolved config's fields alike)."""
+    for key, (kind, ok, words) in RANGES.items():
+        raw = values.get(key)
+        if raw is None or raw == "":
+            continue
+        try:
+            value = None if isinstance(raw, bool) else kind(float(raw)) if kind is float else int(str(raw).strip())
+        except (TypeError, ValueError):
+            value = None
+        if value is None:
+            return f"{key}: {raw!r} is not {'a number' if kind is float else 'a whole number'}"
+        if not ok(value):
+            return f"{key}: {raw} {words}"
+    return None
+
 
 def check_model_path(script: Any, model_args: Any) -> None:
     """A model path that is neither a model folder, nor buildable (tiny_model_if_absent), nor a hub id.
@@ -217,8 +247,6 @@ def check_wandb(training: Any, env: Any = None, netrc_path: str | None = None) -
 
 def preflight(resolved: Any, sft_only: bool = False) -> str:
     """Every check above; RecipeError on the first problem, else a one-line data description."""
-    from prosfi.train.fastcheck import RANGES, value_refusal
-
     fields = {k: getattr(o, k) for o in (resolved.training, resolved.script) for k in RANGES if hasattr(o, k)}
     refusal = value_refusal(fields)
     if refusal is not None:
@@ -235,5 +263,5 @@ def preflight(resolved: Any, sft_only: bool = False) -> str:
     return data
 
 
-__all__ = ["check_backends", "check_data", "check_hub_data", "check_model_path", "check_run_dir", "check_wandb",
-           "preflight", "wandb_credentials"]
+__all__ = ["RANGES", "check_backends", "check_data", "check_hub_data", "check_model_path", "check_run_dir",
+           "check_wandb", "preflight", "value_refusal", "wandb_credentials"]
