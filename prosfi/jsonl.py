@@ -69,9 +69,15 @@ def read_lines(src: IO[bytes]) -> Iterator[tuple[int, str, str | None]]:
 
     Lines end at `\\n` only (a trailing `\\r` is dropped with it); the last line needs no newline;
     an empty stream yields nothing. Bytes that are not UTF-8 are replaced (U+FFFD) in `text` and
-    reported in the third item."""
+    reported in the third item. A UTF-8 byte-order mark opening the stream (Windows editors write one) is
+    not part of the first line."""
     for lineno, raw in enumerate(src, 1):  # binary streams split at b"\n" only
+        if lineno == 1 and raw.startswith(BOM):
+            raw = raw[len(BOM):]
         yield (lineno, *_decode(raw[:-1] if raw.endswith(b"\n") else raw))
+
+
+BOM = b"\xef\xbb\xbf"
 
 
 def _decode(raw: bytes) -> tuple[str, str | None]:

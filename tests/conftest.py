@@ -110,6 +110,8 @@ def pytest_collection_modifyitems(config, items):
         "slow": "slow: PROSFI_SKIP_SLOW=1 is set" if skip_slow else None,
         "lean": None if shutil.which("lake") else "lean: no `lake` on PATH (no Lean toolchain here)",
         "vllm": None if importlib.util.find_spec("vllm") else "vllm: the vllm package is not installed",
+        "verl": None if all(importlib.util.find_spec(m) for m in ("verl", "hydra", "tensordict"))
+        else "verl: verl (pip install --no-deps verl==0.9.1), hydra-core or tensordict is not installed",
     }
     gpu_reason = None
     for item in items:

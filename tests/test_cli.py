@@ -95,7 +95,7 @@ def test_a_usage_error_can_name_the_subcommand(monkeypatch, capsys):
 # own main and never pass through prosfi.cli.
 RETURN_2_KEPT = {"prosfi/cli.py": 3, "prosfi/train/cli_train.py": 1, "prosfi/prm/cli.py": 1,
                  "prosfi/train/host_ip.py": 1, "prosfi/train/launch_env.py": 2, "prosfi/train/verdict.py": 1,
-                 "prosfi/train/comparison.py": 1}
+                 "prosfi/train/comparison.py": 1, "prosfi/integrations/verl_check.py": 1}
 
 
 def test_commands_raise_usage_error_rather_than_print_and_return_2():

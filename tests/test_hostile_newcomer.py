@@ -40,6 +40,17 @@ def test_a_model_path_that_points_nowhere(tmp_path):
                           "false", "--dry-run", cwd=tmp_path), "no model at ./no-such-model")
 
 
+def test_a_mistyped_model_path_in_the_demo_is_not_silently_a_random_tiny_model(tmp_path):
+    """The demo recipe builds its tiny model where none is (tiny_model_if_absent): a typo in the path is said
+    by the dry run, and a hub id (which would become a random model at that path) is refused."""
+    proc = prosfi("train", DEMO, "--model_name_or_path", "runs/tiny-modle", "--dry-run", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "# model: nothing at runs/tiny-modle: the run builds prosfi's random tiny model there" in proc.stdout
+    line = one_line_error(prosfi("train", DEMO, "--model_name_or_path", "Qwen/Qwen2.5-0.5B-Instrutc", "--dry-run",
+                                 cwd=tmp_path), "looks like a hub id")
+    assert "--no_tiny_model_if_absent" in line
+
+
 @pytest.mark.slow
 def test_a_hub_model_that_cannot_be_loaded(tmp_path):
     proc = prosfi("train", DEMO, "--model_name_or_path", "no-such-org/no-such-model", "--tiny_model_if_absent",

@@ -53,6 +53,21 @@ def test_score_end_to_end(tmp_path, capsys):
     assert lines[0]["chain_valid"] and not lines[3]["chain_valid"]
     assert "completion" in lines[6]["reason"] and not lines[7]["format_ok"]
     assert len(list(read_audit(tmp_path / "audit.jsonl"))) == 5  # the scored ones
+    err = capsys.readouterr().err
+    assert "prosfi score: 2 of 8 line(s) unreadable: no reward, a reason only (first: line 3: not JSON" in err
+    assert main(["score", str(problems), str(completions), "--workers", "1"]) == 0  # records on stdout: said too
+    assert "2 of 8 line(s) unreadable" in capsys.readouterr().err
+
+
+def test_files_that_open_with_a_utf8_bom_are_read(tmp_path, capsys):
+    """Windows editors (Notepad, Excel's CSV-to-UTF-8) start a file with a byte-order mark."""
+    problems, completions = tmp_path / "p.jsonl", tmp_path / "c.jsonl"
+    write_problems([PROBLEM], problems)
+    problems.write_bytes(b"\xef\xbb\xbf" + problems.read_bytes())
+    completions.write_bytes(b"\xef\xbb\xbf" + json.dumps({"problem_id": "p1", "completion": GOOD}).encode() + b"\n")
+    assert main(["score", str(problems), str(completions), "--workers", "1"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["reward"] == 1.0 and "unreadable" not in out.err
 
 
 def test_score_outcome_mode_to_stdout(tmp_path, capsys):

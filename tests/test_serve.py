@@ -273,7 +273,8 @@ def test_the_command_serves_and_stops_cleanly_on_ctrl_c(tmp_path, data):
     finally:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0 and "Traceback" not in err and "2 preloaded problem(s)" in err
+    assert proc.returncode == 130 and "Traceback" not in err and "2 preloaded problem(s)" in err  # as Ctrl-C elsewhere
+    assert err.strip().splitlines()[-1] == "prosfi serve: interrupted"
 
 
 def test_time_limits_start_when_a_check_starts_not_when_it_is_queued(data, expected):

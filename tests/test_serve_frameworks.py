@@ -26,6 +26,7 @@ import json
 import multiprocessing
 import os
 import pickle
+import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
@@ -35,6 +36,7 @@ import numpy as np
 import pytest
 from serve_support import completions, logic_problems, server, settings
 
+from prosfi.data.problem import Problem
 from prosfi.integrations.local import score_problems
 
 pytestmark = pytest.mark.timeout(300)
@@ -238,6 +240,54 @@ def test_nemo_gym_verify_reads_reasoning_items_and_reasoning_content(data, srv):
                                                  "responses_create_params": {"input": []}}, timeout=60)
         assert r.status_code == 200, r.text
         assert (r.json()["reward"], r.json()["format_ok"], r.json()["mask_sample"]) == (want[k], 1.0, False)
+
+
+def _nemo_gym_converter(text: str) -> dict:
+    """NeMo-Gym's vLLM model server on a completion (`responses_api_models/vllm_model/app.py`,
+    `VLLMConverter._parse_think_tags` @ 3114ad99: `re.compile(r"<think>(.*?)</think>", re.DOTALL)`, every match
+    one summary part of one reasoning item, the text with the matches removed the message)."""
+    pattern = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+    blocks, rest = pattern.findall(text), pattern.sub("", text)
+    return _nemo_response({"summary": [{"type": "summary_text", "text": b} for b in blocks], "content": None}, rest)
+
+
+def test_nemo_gym_verify_scores_what_prosfi_score_scores_on_the_text_the_model_wrote(data, srv):
+    """A second `<think>` block (before or after the answer) is a broken format for `prosfi score`; through
+    the converter it arrives as a second summary part and must not be paid."""
+    texts, gts, want = data
+    k = want.index(1.0)
+    think, rest = texts[k].split("</think>", 1)
+    variants = [f"{think}</think><think>and again</think>{rest}", f"{texts[k]}<think>after the answer</think>",
+                f"<think></think>{texts[k]}", f"{think}</think>{rest}\n<think>unclosed"]
+    cases = [(t, g) for t, g in zip(texts, gts)] + [(v, gts[k]) for v in variants]
+    problems = [Problem.from_dict(json.loads(g)) for _, g in cases]
+    expect = [r["reward"] for r in score_problems(problems, [t for t, _ in cases])]
+    assert expect[len(texts):] != [1.0] * len(variants) and 1.0 in expect
+    got = []
+    for text, g in cases:
+        r = httpx.post(srv[0] + "/verify", json={"response": _nemo_gym_converter(text), "problem": json.loads(g),
+                                                 "responses_create_params": {"input": []}}, timeout=60)
+        assert r.status_code == 200, r.text
+        got.append(r.json()["reward"])
+    assert got == expect
+
+
+def test_nemo_gym_verify_answers_a_base_verify_response(data, srv):
+    """NeMo-Gym's `BaseVerifyResponse` is its `BaseVerifyRequest` (`responses_create_params`, `response`, a
+    resources server's own fields) plus `reward`: the answer echoes the request, so no forwarding server is
+    needed to build it."""
+    texts, gts, want = data
+    k = want.index(1.0)
+    params = {"input": [{"role": "user", "content": "Solve it."}], "temperature": 1.0, "max_output_tokens": 512}
+    response = _nemo_gym_converter(texts[k])
+    body = {"responses_create_params": params, "response": response, "problem": json.loads(gts[k]),
+            "task_tag": {"split": "train", "n": [1, 2]}}
+    r = httpx.post(srv[0] + "/verify", json=body, timeout=60)
+    assert r.status_code == 200, r.text
+    got = r.json()
+    assert (got["responses_create_params"], got["response"], got["task_tag"]) == (params, response, body["task_tag"])
+    assert isinstance(got["reward"], float) and got["reward"] == want[k] and got["mask_sample"] is False
+    assert "problem" not in got and "problem_id" not in got
 
 
 @pytest.mark.parametrize("route,body", [

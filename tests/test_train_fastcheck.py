@@ -39,6 +39,11 @@ def _run(tmp_path, *argv):
     ([DEMO, "--model_name_or_path", "./no-model", "--no_tiny_model_if_absent"], None),  # lenient: full check
     ([DEMO, "--dataset", "jsonl", "--dataset_path", "missing.jsonl"], "dataset_path: no such file missing.jsonl"),
     ([DEMO, "--dataset", "gsm8k", "--dataset_path", "gsm8k_test.jsonl"], "dataset_path: no such file gsm8k_test.jsonl; "),
+    ([DEMO, "--dry-run", "--learning_rate", "-1"], "learning_rate: -1 must be > 0"),
+    ([DEMO, "--dry-run", "--max_steps", "-5"], "max_steps: -5 must be > 0, or -1 to train by num_train_epochs"),
+    ([DEMO, "--dry-run", "--temperature", "0"], "temperature: 0 must be > 0"),
+    ([DEMO, "--dry-run", "--max_steps", "ten"], "max_steps: 'ten' is not a whole number"),
+    ([DEMO, "--dry-run", "--learning_rate", "fast"], "learning_rate: 'fast' is not a number"),
 ])
 def test_train_mistakes_are_refused_before_the_imports(tmp_path, argv, needle):
     if needle is None:
@@ -47,6 +52,21 @@ def test_train_mistakes_are_refused_before_the_imports(tmp_path, argv, needle):
     rc, imported, err = _run(tmp_path, *argv)
     assert rc == 2 and imported == [], (rc, imported, err)
     assert len(err.splitlines()) == 1 and err.startswith("prosfi train: error: ") and needle in err, err
+
+
+def test_value_ranges_hold_in_recipes_and_in_the_full_check(tmp_path):
+    (tmp_path / "r.yaml").write_text("max_steps: 0\nlearning_rate: 1.0e-5\n")
+    assert quick_refusal(str(tmp_path / "r.yaml"), []).startswith("max_steps: 0 must be > 0")
+    assert quick_refusal(DEMO, ["--max_steps", "-1", "--temperature", "0.7"]) is None  # -1: by epochs
+    from types import SimpleNamespace
+
+    from prosfi.train.preflight import preflight
+    from prosfi.train.recipe import RecipeError
+
+    resolved = SimpleNamespace(training=SimpleNamespace(learning_rate=1e-5, max_steps=10, temperature=-0.5),
+                               script=SimpleNamespace(sft_learning_rate=1e-4))
+    with pytest.raises(RecipeError, match="temperature: -0.5 must be > 0"):
+        preflight(resolved)  # a config built in Python, not through the command line
 
 
 def test_recipe_typos_and_bad_yaml_are_quick(tmp_path):

@@ -12,7 +12,7 @@ Which entry for which caller, as verl's own source calls it (verl b178a3c):
   `KeyError(0)` and zero the batch) and `verl.trainer.main_eval` (`np.mean` of the results).
 
 `ground_truth` (the dataset's `reward_model.ground_truth`) is the problem: `json.dumps(problem.to_dict())`,
-the dict itself, or — with a service started with `--data` — its id. `data_source` is not looked at. The dict
+the dict itself (as parquet gives it back: numpy arrays, other rows' keys as None), or — with a service started with `--data` — its id. `data_source` is not looked at. The dict
 has `score` and `format_ok`, `answer_correct`, `chain_valid`, `verified_fraction`, `masked` (floats, the same
 keys for every sample). In-process by default (a verifier per process, rebuilt in a forked child); through
 `prosfi serve` when $PROSFI_SERVE_URL (and $PROSFI_SERVE_TOKEN) are set. A sample the service could not score
@@ -32,11 +32,27 @@ from prosfi.integrations.local import score_problems
 from prosfi.serve.contracts import parse_problem, verl_result
 
 
+def plain(value: Any) -> Any:
+    """A value read back from parquet as its JSON was: numpy arrays (pandas) and numpy scalars become lists
+    and Python scalars, and a struct's keys that only other rows have (filled with None by Arrow, which
+    gives every row of a column the union of their keys: one problem's `assignment` gets the others' atoms)
+    are dropped."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        return plain(value.tolist())
+    return value
+
+
 def problem_of(ground_truth: Any, extra_info: Any):
     if isinstance(extra_info, dict) and extra_info.get("problem") is not None and not ground_truth:
         ground_truth = extra_info["problem"]
     if isinstance(ground_truth, str) and not ground_truth.lstrip().startswith("{"):
         return ground_truth  # a preloaded problem's id
+    if not isinstance(ground_truth, str):
+        ground_truth = plain(ground_truth)
     return parse_problem(ground_truth, {})
 
 
@@ -46,8 +62,13 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_
     return verl_result(record, record.get("failure_kind") if record.get("masked") else None)
 
 
-def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any],
-                        extra_infos: Sequence[Any] | None = None, **kwargs: Any) -> list[dict[str, Any]]:
+def compute_score_batch(data_sources: Sequence[Any] | None = None, solution_strs: Sequence[str] | None = None,
+                        ground_truths: Sequence[Any] | None = None, extra_infos: Sequence[Any] | None = None,
+                        **kwargs: Any) -> list[dict[str, Any]]:
+    if solution_strs is None or ground_truths is None:
+        # verl 0.9's reward loop calls compute_score(data_source=, solution_str=, ...) one sample at a time
+        raise TypeError("compute_score_batch is the entry for an older verl's `batch` reward manager; verl 0.9's "
+                        "reward loop calls one sample at a time: set reward.custom_reward_function.name=compute_score")
     extra_infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
     problems = [problem_of(g, e) for g, e in zip(ground_truths, extra_infos)]
     records = score_problems(problems, list(solution_strs))

@@ -117,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
         batch: list[tuple[str | None, dict | None, str]] = []  # (problem_id, error record, text)
         rewards: list[float] = []
         unknown: list = []  # problem ids not in the problems file: said once at the end (`unknown_ids_note`)
+        unreadable: list[str] = []  # lines that are no completion record (not JSON, bad bytes, empty, no id)
         lines_read = 0
         started = time.perf_counter()
 
@@ -127,6 +128,9 @@ def run(args: argparse.Namespace) -> int:
                     rewards.append(rec["reward"])
                 elif err is not None and pid not in problems and "unknown problem_id" in str(err.get("reason")):
                     unknown.append(pid)
+                reason = str(err.get("reason") or "") if err is not None else ""
+                if err is not None and (pid is None or "unknown problem_id" not in reason):
+                    unreadable.append(reason)  # not a completion record: not JSON, bad bytes, no id or text
                 out.write(jsonl.dumps(rec) + "\n")
             if audit is not None and scored:
                 audit.write(scored, texts)
@@ -150,6 +154,9 @@ def run(args: argparse.Namespace) -> int:
         from prosfi.data.problem import unknown_ids_note
 
         print(f"prosfi score: {unknown_ids_note(unknown, problems)}", file=sys.stderr)
+    if unreadable:  # said on stderr whether the records go to a file or to stdout
+        print(f"prosfi score: {len(unreadable)} of {lines_read} line(s) unreadable: no reward, a reason only "
+              f"(first: {unreadable[0][:200]})", file=sys.stderr)
     if lines_read == 0:
         print(f"prosfi score: {args.completions} is empty: no completions to score", file=sys.stderr)
     elif args.output != "-":

@@ -241,8 +241,10 @@ def create_app(settings: ServeSettings | None = None, engine: Engine | None = No
         except TypeError as exc:
             raise HTTPFailure(422, f"response: {exc}", "response") from None
 
+        echo = body.model_dump(exclude={"problem", "problem_id"})  # the request, as BaseVerifyResponse has it
+
         async def work():
-            return contracts.nemo_response((await _score_pairs(eng, probs, [text]))[0])
+            return {**echo, **contracts.nemo_response((await _score_pairs(eng, probs, [text]))[0])}
 
         return await _scored(request, work)
 

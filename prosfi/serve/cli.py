@@ -108,10 +108,8 @@ def run(args: argparse.Namespace) -> int:
     from prosfi.serve.runner import serve_forever
 
     print(f"prosfi serve: http://{settings.serve.host}:{settings.serve.port} (Ctrl-C stops)", file=sys.stderr)
-    try:
-        serve_forever(create_app(settings), settings.serve.host, settings.serve.port, args.log_level)
-    except KeyboardInterrupt:  # uvicorn re-raises the signal after its graceful shutdown
-        pass
+    # Ctrl-C: uvicorn shuts down gracefully, then re-raises it; prosfi's main says so and exits 130, as others do
+    serve_forever(create_app(settings), settings.serve.host, settings.serve.port, args.log_level)
     return 0
 
 

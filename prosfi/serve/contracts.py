@@ -148,11 +148,25 @@ def _texts(parts: Any) -> str:
     raise TypeError(f"content must be text, a list of parts or null, not {type(parts).__name__}")
 
 
-def _reasoning(item: dict) -> str:
-    """An OpenAI Responses `reasoning` item's text: its `content` (reasoning_text parts) if any, else its
-    `summary` (summary_text parts; NeMo-Gym's vLLM model server puts vLLM's reasoning there)."""
+def _reasoning(item: dict) -> list[str]:
+    """An OpenAI Responses `reasoning` item's blocks: its `content` (reasoning_text parts) as one, else each
+    part of its `summary`: NeMo-Gym's vLLM model server puts every `<think>` block of the text in one item,
+    one summary part per block."""
     text = _texts(item.get("content"))
-    return text if text.strip() else _texts(item.get("summary"))
+    if text.strip():
+        return [text]
+    summary = item.get("summary")
+    parts = summary if isinstance(summary, list) else [summary] if summary else []
+    return [_texts(p) for p in parts]  # an empty block is a block: `<think></think><think>B</think>` is two
+
+
+def _inline(blocks: list[str], text: str) -> str:
+    """The text with its reasoning put back. Two or more blocks mean the model wrote two `<think>` blocks:
+    each goes back as its own block, so the completion is refused as `prosfi score` refuses the original
+    (joined into one, a broken format would have been paid)."""
+    if len(blocks) <= 1:
+        return with_reasoning(blocks[0] if blocks else None, text)
+    return "".join(f"<think>{b}</think>" for b in blocks) + text
 
 
 def response_text(response: Any) -> str:
@@ -168,7 +182,7 @@ def response_text(response: Any) -> str:
         if isinstance(response.get("output_text"), str):
             return response["output_text"]
         if response.get("type") == "reasoning":
-            return with_reasoning(_reasoning(response), "")
+            return _inline(_reasoning(response), "")
         if "content" in response or "reasoning_content" in response:
             text = _texts(response.get("content"))
             return with_reasoning(response.get("reasoning_content") or response.get("reasoning"), text)
@@ -182,11 +196,10 @@ def response_text(response: Any) -> str:
             if isinstance(x, dict) and x.get("role") in ("user", "system", "developer"):
                 continue
             if isinstance(x, dict) and x.get("type") == "reasoning":
-                reasoning.append(_reasoning(x))  # joined to the message that follows it
+                reasoning.extend(_reasoning(x))  # put back before the message text
                 continue
             parts.append(response_text(x))
-        text = "".join(parts)
-        return with_reasoning("\n".join(r for r in reasoning if r.strip()), text)
+        return _inline(reasoning, "".join(parts))
     raise TypeError(f"response must be text, an object or a list, not {type(response).__name__}")
 
 

@@ -56,8 +56,13 @@ class OpenRLHFRequest(BaseModel):  # OpenRLHF may add fields: ignored
     labels: list[Any] = Field(description="per query: a problem (object or JSON string) or a preloaded id")
 
 
-class VerifyRequest(BaseModel):  # NeMo-Gym style; extra fields (responses_create_params, ...) ignored
+class VerifyRequest(BaseModel):
+    """NeMo-Gym's `BaseVerifyRequest` (+ `problem`): its other fields (`responses_create_params`, a resources
+    server's own) are kept and echoed, so the answer is a `BaseVerifyResponse` (the request plus `reward`)."""
+
+    model_config = ConfigDict(extra="allow")
     response: Any = Field(description="the policy's text, or an OpenAI Responses object / message list")
+    responses_create_params: Any = Field(default=None, description="echoed (NeMo-Gym's BaseVerifyResponse)")
     problem: Any = Field(default=None, description="a problem object or JSON string")
     problem_id: str | None = Field(default=None, description="or a preloaded problem's id")
 

@@ -66,8 +66,10 @@ def quick_refusal(recipe: str | None, overrides: list[str]) -> str | None:
                 raise unknown_key_error(key, dict.fromkeys(known), "the command line")
     except RecipeError as exc:
         return str(exc)
+    from prosfi.train.preflight import value_refusal  # the full check's own rule and words
+
     values = {**config, **{k: v for k, v in pairs}}
-    return _path_refusal(values)
+    return value_refusal(values) or _path_refusal(values)
 
 
 def _path_refusal(values: dict[str, Any]) -> str | None:

@@ -13,6 +13,36 @@ from typing import Any
 
 from prosfi.train.recipe import RecipeError
 
+# keys whose value TRL takes without a word and then trains wrongly or fails minutes later: (type, rule, words)
+RANGES: dict[str, tuple[type, Any, str]] = {
+    "learning_rate": (float, lambda v: v > 0, "must be > 0"),
+    "sft_learning_rate": (float, lambda v: v > 0, "must be > 0"),
+    "max_steps": (int, lambda v: v > 0 or v == -1, "must be > 0, or -1 to train by num_train_epochs"),
+    "sft_max_steps": (int, lambda v: v > 0 or v == -1, "must be > 0, or -1 to train by sft_num_train_epochs"),
+    "temperature": (float, lambda v: v > 0, "must be > 0 (GRPO samples; 0 divides the logits by zero)"),
+    "num_train_epochs": (float, lambda v: v > 0, "must be > 0"),
+    "per_device_train_batch_size": (int, lambda v: v > 0, "must be > 0"),
+    "gradient_accumulation_steps": (int, lambda v: v > 0, "must be > 0"),
+}
+
+
+def value_refusal(values: dict[str, Any]) -> str | None:
+    """`KEY: VALUE must be ...` for the first value of `RANGES` that is not a number of its type or out of range
+    (recipe values, command-line strings or the resolved config's fields alike)."""
+    for key, (kind, ok, words) in RANGES.items():
+        raw = values.get(key)
+        if raw is None or raw == "":
+            continue
+        try:
+            value = None if isinstance(raw, bool) else kind(float(raw)) if kind is float else int(str(raw).strip())
+        except (TypeError, ValueError):
+            value = None
+        if value is None:
+            return f"{key}: {raw!r} is not {'a number' if kind is float else 'a whole number'}"
+        if not ok(value):
+            return f"{key}: {raw} {words}"
+    return None
+
 
 def check_model_path(script: Any, model_args: Any) -> None:
     """A model path that is neither a model folder, nor buildable (tiny_model_if_absent), nor a hub id.
@@ -24,11 +54,15 @@ def check_model_path(script: Any, model_args: Any) -> None:
     path = model_args.model_name_or_path
     if not path:
         raise RecipeError("model_name_or_path: set it in the recipe or on the command line")
+    hub_like = path.count("/") == 1 and " " not in path and not looks_local(path)
+    if script.tiny_model_if_absent and not Path(path).exists() and hub_like:
+        raise RecipeError(f"model_name_or_path: {path} looks like a hub id, but tiny_model_if_absent would build "
+                          "prosfi's random tiny model at that path instead; add --no_tiny_model_if_absent to "
+                          "train the hub model, or give a local path (runs/tiny-model)")
     if script.tiny_model_if_absent or Path(path).exists():
         if Path(path).exists() and not Path(path).is_dir():
             raise RecipeError(f"model_name_or_path: {path} is a file; give the model's folder")
         return
-    hub_like = path.count("/") == 1 and " " not in path and not looks_local(path)
     if not hub_like:
         raise RecipeError(f"model_name_or_path: no model at {path}; give a local model folder, a hub id "
                           "(e.g. Qwen/Qwen2.5-7B-Instruct), or set tiny_model_if_absent: true to build the "
@@ -213,12 +247,21 @@ def check_wandb(training: Any, env: Any = None, netrc_path: str | None = None) -
 
 def preflight(resolved: Any, sft_only: bool = False) -> str:
     """Every check above; RecipeError on the first problem, else a one-line data description."""
+    fields = {k: getattr(o, k) for o in (resolved.training, resolved.script) for k in RANGES if hasattr(o, k)}
+    refusal = value_refusal(fields)
+    if refusal is not None:
+        raise RecipeError(refusal)
     check_model_path(resolved.script, resolved.model)
     check_run_dir(resolved, sft_only)
     check_backends(resolved.script)
     resolved.wandb_notice = check_wandb(resolved.training)
-    return check_data(resolved.script, sft_only)
+    data = check_data(resolved.script, sft_only)
+    path = resolved.model.model_name_or_path
+    if resolved.script.tiny_model_if_absent and not Path(path).exists():  # a typo must not pass unseen
+        data += (f"\n# model: nothing at {path}: the run builds prosfi's random tiny model there "
+                 "(tiny_model_if_absent); check the path if you meant a model you have")
+    return data
 
 
-__all__ = ["check_backends", "check_data", "check_hub_data", "check_model_path", "check_run_dir", "check_wandb",
-           "preflight", "wandb_credentials"]
+__all__ = ["RANGES", "check_backends", "check_data", "check_hub_data", "check_model_path", "check_run_dir",
+           "check_wandb", "preflight", "value_refusal", "wandb_credentials"]

@@ -208,7 +208,7 @@ def load_yaml(recipe_path: str) -> Any:
     import yaml
 
     try:
-        return yaml.safe_load(Path(recipe_path).read_text(encoding="utf-8"))
+        return yaml.safe_load(Path(recipe_path).read_text(encoding="utf-8-sig"))  # a BOM too
     except FileNotFoundError as e:
         raise RecipeError(f"recipe not found: {recipe_path}") from e
     except yaml.YAMLError as e:
